@@ -1,0 +1,65 @@
+# sim2real developer entry points (GNU make). `make demo` and `make test` build the venv first.
+SHELL := /bin/bash
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+# the CPU build of torch that lies on local disk; an unpinned torch pulls a multi-GB CUDA build
+TORCH_VERSION ?= 2.13.0
+STAMP := $(VENV)/.installed
+SIM2REAL := $(PY) -m sim2real.cli.main
+DEMO_DIR ?= runs/demo
+PYTEST_ARGS ?=
+
+.PHONY: all demo test lint bench clean distclean osmesa
+
+all: test
+
+# The stamp is rebuilt when the packaging changes; delete it (or the venv) to force a reinstall.
+$(STAMP): setup.py setup.cfg
+	@$(MAKE) --no-print-directory osmesa
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip setuptools wheel
+	$(PIP) install -q torch==$(TORCH_VERSION)
+	$(PIP) install -q -e '.[train,dev]'
+	touch $@
+
+# Offscreen MuJoCo rendering (MUJOCO_GL=osmesa) needs Debian's libosmesa6. Installed only if
+# missing, and only as root with apt-get; otherwise a warning (rendering is optional).
+osmesa:
+	@if { ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null; } \
+	      | grep -q 'libOSMesa\.so'; then \
+	  :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo 'installing libosmesa6 (offscreen MuJoCo rendering)'; \
+	  { apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libosmesa6 >/dev/null; } \
+	  || echo 'warning: apt-get could not install libosmesa6;' \
+	          'MUJOCO_GL=osmesa rendering will be unavailable' >&2; \
+	else \
+	  echo 'warning: libOSMesa not found and not root with apt-get;' \
+	       'install libosmesa6 for MUJOCO_GL=osmesa rendering' >&2; \
+	fi
+
+demo: $(STAMP)
+	$(SIM2REAL) train quadrotor-hover --run-dir $(DEMO_DIR) --seed 0
+	$(SIM2REAL) export $(DEMO_DIR)
+	$(SIM2REAL) eval $(DEMO_DIR)/policy.onnx --episodes 256 --json
+
+test: $(STAMP)
+	$(PY) -m flake8
+	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(PY) -m flake8
+
+bench: $(STAMP)
+	$(PY) -m bench.run
+
+clean:
+	rm -rf build dist .eggs *.egg-info .pytest_cache .hypothesis
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV)

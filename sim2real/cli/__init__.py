@@ -1,0 +1,1 @@
+"""The `sim2real` command line."""

@@ -1,0 +1,109 @@
+"""`sim2real` command line: tasks, train, export, eval."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+
+log = logging.getLogger('sim2real')
+
+
+def _cmd_tasks(args: argparse.Namespace) -> int:
+    """List registered tasks."""
+    from sim2real.tasks import get_task, task_names
+    for name in task_names():
+        sys.stdout.write(f'{name:24s} {get_task(name).description}\n')
+    return 0
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    """Train a task into a run directory."""
+    from sim2real.training import train, TrainArgs
+    from sim2real.tasks import get_task
+    get_task(args.task)
+    train_args = TrainArgs(task=args.task, seed=args.seed, num_envs=args.num_envs,
+                           max_iterations=args.max_iterations, max_seconds=args.max_seconds,
+                           action=args.action, num_threads=args.threads)
+    summary = train(train_args, args.run_dir, resume=args.resume,
+                    progress_bar=not args.no_progress)
+    sys.stdout.write(json.dumps(summary, sort_keys=True) + '\n')
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    """Export a run's policy to ONNX and verify it against torch."""
+    from sim2real.policy_io import export_run
+    path, max_abs = export_run(args.run_dir, args.out, num_samples=args.samples,
+                               tolerance=args.tolerance)
+    sys.stdout.write(json.dumps({'onnx': str(path), 'max_abs_diff': max_abs,
+                                 'samples': args.samples}) + '\n')
+    return 0
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    """Evaluate a policy and print its metrics."""
+    from sim2real.evaluate import evaluate
+    result = evaluate(args.policy, args.episodes, seed=args.seed, play=args.play)
+    if args.json:
+        sys.stdout.write(json.dumps(result, sort_keys=True) + '\n')
+    else:
+        for key, value in result.items():
+            sys.stdout.write(f'{key:24s} {value}\n')
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every sub-command."""
+    parser = argparse.ArgumentParser(prog='sim2real', description=__doc__)
+    parser.add_argument('-v', '--verbose', action='store_true', help='debug logging')
+    sub = parser.add_subparsers(dest='command', required=True)
+    sub.add_parser('tasks', help='list registered tasks').set_defaults(func=_cmd_tasks)
+
+    p = sub.add_parser('train', help='train a task with PPO')
+    p.add_argument('task', help='registered task name (see `sim2real tasks`)')
+    p.add_argument('--run-dir', required=True, help='output folder of the run')
+    p.add_argument('--seed', type=int, default=0, help='seed of env and learner')
+    p.add_argument('--num-envs', type=int, default=None, help='parallel environments')
+    p.add_argument('--max-iterations', type=int, default=None, help='PPO iterations in total')
+    p.add_argument('--max-seconds', type=float, default=None, help='wall-clock budget [s]')
+    p.add_argument('--resume', action='store_true', help='continue from the last checkpoint')
+    p.add_argument('--action', default='thrust_body_rates',
+                   choices=['thrust_body_rates', 'rotor_speeds'],
+                   help='quadrotor action interface')
+    p.add_argument('--threads', type=int, default=0, help='simulation threads (0: all CPUs)')
+    p.add_argument('--no-progress', action='store_true', help='hide the progress bar')
+    p.set_defaults(func=_cmd_train)
+
+    p = sub.add_parser('export', help='export a run to ONNX with its contract')
+    p.add_argument('run_dir', help='run directory written by `sim2real train`')
+    p.add_argument('--out', default=None, help='ONNX path (default RUN_DIR/policy.onnx)')
+    p.add_argument('--samples', type=int, default=1000, help='observations compared')
+    p.add_argument('--tolerance', type=float, default=1e-5, help='max |onnx - torch|')
+    p.set_defaults(func=_cmd_export)
+
+    p = sub.add_parser('eval', help='evaluate a policy under full randomization')
+    p.add_argument('policy', help='policy.onnx or a run directory')
+    p.add_argument('--episodes', type=int, default=256, help='number of episodes')
+    p.add_argument('--seed', type=int, default=12345, help='evaluation seed')
+    p.add_argument('--play', action='store_true', help='without disturbances and noise')
+    p.add_argument('--json', action='store_true', help='print one JSON object')
+    p.set_defaults(func=_cmd_eval)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `sim2real` console script."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format='%(levelname)s %(name)s: %(message)s', stream=sys.stderr)
+    try:
+        return args.func(args)
+    except (KeyError, ValueError, FileNotFoundError, RuntimeError) as exc:
+        log.error('%s', exc.args[0] if exc.args else exc)
+        return 2
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Export trained policies to ONNX with their deployment contract inside."""

@@ -1,0 +1,81 @@
+"""ONNX export of a trained policy: normalizer inside the graph, contract in the metadata."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import torch
+
+from sim2real.contract import CONTRACT_KEY, Contract, ContractError
+from sim2real.rl.networks import ExportablePolicy
+
+log = logging.getLogger(__name__)
+
+INPUT_NAME = 'obs'
+OUTPUT_NAME = 'actions'
+OPSET = 17
+
+
+class ExportError(RuntimeError):
+    """The exported graph does not reproduce the torch policy."""
+
+
+def export_onnx(policy: ExportablePolicy, contract: Contract, path: str | Path) -> Path:
+    """Write policy to path as ONNX with the contract JSON under CONTRACT_KEY."""
+    path = Path(path)
+    policy = policy.eval()
+    dummy = torch.zeros(1, contract.observation_size)
+    tmp = path.with_suffix('.tmp.onnx')
+    torch.onnx.export(
+        policy, (dummy,), str(tmp), input_names=[INPUT_NAME], output_names=[OUTPUT_NAME],
+        dynamic_axes={INPUT_NAME: {0: 'batch'}, OUTPUT_NAME: {0: 'batch'}},
+        opset_version=OPSET, dynamo=False)
+    model = onnx.load(str(tmp))
+    entry = model.metadata_props.add()
+    entry.key, entry.value = CONTRACT_KEY, contract.to_json()
+    model.producer_name = 'sim2real'
+    onnx.checker.check_model(model)
+    onnx.save(model, str(tmp))
+    tmp.replace(path)
+    return path
+
+
+def read_contract(path: str | Path) -> Contract:
+    """The contract stored in an ONNX policy file."""
+    try:
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception as exc:  # onnx raises several types for bad files
+        raise ContractError(f'{path}: not a readable ONNX file: {exc}') from exc
+    meta = {p.key: p.value for p in model.metadata_props}
+    if CONTRACT_KEY not in meta:
+        raise ContractError(f'{path}: no "{CONTRACT_KEY}" metadata; not a sim2real policy')
+    return Contract.from_json(meta[CONTRACT_KEY])
+
+
+def onnx_session(path: str | Path) -> ort.InferenceSession:
+    """An onnxruntime CPU session with one intra-op and one inter-op thread."""
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    return ort.InferenceSession(str(path), options, providers=['CPUExecutionProvider'])
+
+
+def verify_onnx(policy: ExportablePolicy, path: str | Path, num_samples: int = 1000,
+                tolerance: float = 1e-5, seed: int = 0) -> float:
+    """Max |onnx - torch| over random observations; raises ExportError above tolerance."""
+    session = onnx_session(path)
+    size = session.get_inputs()[0].shape[1]
+    gen = torch.Generator().manual_seed(seed)
+    obs = 3.0 * torch.randn(num_samples, size, generator=gen)
+    with torch.no_grad():
+        expected = policy.eval()(obs).numpy()
+    got = session.run([OUTPUT_NAME], {INPUT_NAME: obs.numpy()})[0]
+    max_abs = float(np.max(np.abs(got - expected)))
+    if not max_abs <= tolerance:
+        raise ExportError(f'{path}: onnxruntime differs from torch by {max_abs:.3g} '
+                          f'(> {tolerance:g}) on {num_samples} observations')
+    return max_abs

@@ -1,0 +1,1 @@
+"""Batched RL environments built from managers of pure term functions."""

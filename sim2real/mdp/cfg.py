@@ -1,0 +1,125 @@
+"""Typed configuration of environments: one dataclass per kind of term and per manager."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+
+@dataclass
+class ObsTermCfg:
+    """One observation term: func(env, **params) -> (N, size) tensor."""
+
+    func: Callable
+    """Pure term function."""
+    params: dict[str, Any] = field(default_factory=dict)
+    """Keyword arguments of func."""
+    scale: float = 1.0
+    """Multiplier applied before clipping."""
+    clip: float | None = None
+    """Symmetric clip after scaling, or None."""
+    noise_std: float = 0.0
+    """Additive Gaussian noise after scaling (training and evaluation, not play)."""
+
+
+@dataclass
+class ObsGroupCfg:
+    """An ordered group of observation terms concatenated into one vector."""
+
+    terms: dict[str, ObsTermCfg]
+    """Terms in order."""
+    delay_ticks: tuple[int, int] = (0, 0)
+    """Per-env observation delay in control ticks, sampled at reset from this range."""
+    add_noise: bool = True
+    """Whether the terms' noise is applied."""
+
+
+@dataclass
+class RewardTermCfg:
+    """One reward term: weight * dt * func(env, **params)."""
+
+    func: Callable
+    """Pure term function returning (N,)."""
+    weight: float
+    """Weight; penalties are positive magnitudes with negative weights."""
+    params: dict[str, Any] = field(default_factory=dict)
+    """Keyword arguments of func."""
+
+
+@dataclass
+class TerminationTermCfg:
+    """One termination term: func(env, **params) -> (N,) bool."""
+
+    func: Callable
+    """Pure term function."""
+    params: dict[str, Any] = field(default_factory=dict)
+    """Keyword arguments of func."""
+    time_out: bool = False
+    """True when the term truncates (the value function bootstraps) rather than terminates."""
+
+
+@dataclass
+class EventTermCfg:
+    """A randomization or reset event: func(env, env_ids, **params)."""
+
+    func: Callable
+    """Event function."""
+    mode: str
+    """'startup' (once), 'reset' (each reset) or 'interval' (every interval_s per env)."""
+    params: dict[str, Any] = field(default_factory=dict)
+    """Keyword arguments of func (ranges, operations)."""
+    interval_s: tuple[float, float] = (1.0, 1.0)
+    """Range the time to the next interval event is drawn from [s]."""
+
+
+@dataclass
+class TermClassCfg:
+    """A stateful term (command generator, action term) built as class_type(env, cfg)."""
+
+    class_type: Callable
+    """Class constructed with (env, **params)."""
+    params: dict[str, Any] = field(default_factory=dict)
+    """Keyword arguments of the constructor."""
+
+
+@dataclass
+class EnvCfg:
+    """A batched RL environment."""
+
+    task: str
+    """Registered task name."""
+    robot: str
+    """URDF name under urdf/."""
+    scene: TermClassCfg
+    """Builds the simulation backend, actuators and robot state view."""
+    action: TermClassCfg
+    """The action term."""
+    observations: dict[str, ObsGroupCfg]
+    """Observation groups; 'policy' feeds the actor, 'critic' the value function."""
+    rewards: dict[str, RewardTermCfg]
+    """Reward terms."""
+    terminations: dict[str, TerminationTermCfg]
+    """Termination terms."""
+    events: dict[str, EventTermCfg] = field(default_factory=dict)
+    """Randomization and reset events."""
+    commands: dict[str, TermClassCfg] = field(default_factory=dict)
+    """Command generators."""
+    metrics: TermClassCfg | None = None
+    """Task metrics (success, errors) accumulated over episodes."""
+    num_envs: int = 4096
+    """Number of parallel environments."""
+    num_threads: int = 0
+    """Simulation threads (0: all CPUs)."""
+    physics_dt_s: float = 0.002
+    """Physics timestep [s]."""
+    decimation: int = 5
+    """Physics steps per policy step."""
+    episode_length_s: float = 5.0
+    """Episode duration before a time-out [s]."""
+    seed: int = 0
+    """Seed of every random draw in the environment."""
+
+    @property
+    def step_dt_s(self) -> float:
+        """Policy period [s]."""
+        return self.physics_dt_s * self.decimation

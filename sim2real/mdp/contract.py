@@ -1,0 +1,37 @@
+"""Derive a policy's deployment contract from the environment it was trained in."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from sim2real.contract import Contract, ObservationTermSpec
+
+
+def contract_from_env(env) -> Contract:
+    """The contract of env's policy observation group and action term."""
+    group = env.cfg.observations['policy']
+    sizes = env.observations.term_sizes['policy']
+    observations = [
+        ObservationTermSpec(name=name, size=sizes[name], scale=term.scale, clip=term.clip,
+                            noise_std=term.noise_std if group.add_noise else 0.0)
+        for name, term in group.terms.items()]
+    scene = env.scene
+    robot_params = {
+        'mass_kg': scene.nominal_mass_kg,
+        'inertia_kg_m2': [float(v) for v in scene.nominal_inertia_kg_m2],
+        'hover_thrust_n': scene.hover_thrust_n,
+        'rotors': dataclasses.asdict(scene.rotors),
+        'observation_delay_ticks_trained': list(group.delay_ticks),
+    }
+    return Contract(
+        task=env.cfg.task,
+        robot=scene.robot_name,
+        urdf_sha256=scene.urdf_sha256,
+        policy_rate_hz=1.0 / env.step_dt_s,
+        physics_rate_hz=1.0 / env.cfg.physics_dt_s,
+        joint_names=[],
+        default_joint_pos_rad=[],
+        observations=observations,
+        action=env.action_term.spec(),
+        robot_params=robot_params,
+    )

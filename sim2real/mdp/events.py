@@ -1,0 +1,49 @@
+"""Generic randomization events over per-simulation model fields.
+
+Each draw is relative to the model's DEFAULT value (captured on first use), so repeated
+resets never drift: 'scale' multiplies it, 'add' offsets it, 'abs' replaces it.
+"""
+
+from __future__ import annotations
+
+import torch
+
+_OPERATIONS = ('scale', 'add', 'abs')
+
+
+def sample_uniform(env, low: float, high: float, shape: tuple) -> torch.Tensor:
+    """U(low, high) samples from the env's generator, float64."""
+    return low + (high - low) * torch.rand(shape, generator=env.rng, dtype=torch.float64)
+
+
+def apply_operation(default: torch.Tensor, sample: torch.Tensor, operation: str):
+    """Combine a field's default value with a sample by operation."""
+    if operation == 'scale':
+        return default * sample
+    if operation == 'add':
+        return default + sample
+    if operation == 'abs':
+        return sample.expand_as(default).clone()
+    raise ValueError(f'unknown operation "{operation}", expected one of {_OPERATIONS}')
+
+
+def randomize_body_field(env, env_ids: torch.Tensor, field: str, body: int,
+                         value_range: tuple[float, float], operation: str = 'scale',
+                         per_axis: bool = False) -> None:
+    """Randomize model field[body] (e.g. body_mass, body_inertia) of env_ids."""
+    values = env.scene.backend.expand(field)
+    defaults = _defaults(env, field, values)
+    default = defaults[env_ids, body]
+    width = default.shape[1] if (per_axis and default.dim() > 1) else 1
+    shape = (len(env_ids), width) if default.dim() > 1 else (len(env_ids),)
+    sample = sample_uniform(env, *value_range, shape)
+    values[env_ids, body] = apply_operation(default, sample, operation)
+    env.scene.backend.set_const(env_ids)
+
+
+def _defaults(env, field: str, values: torch.Tensor) -> torch.Tensor:
+    """Default (unrandomized) values of a field, stored on the scene at first use."""
+    store = env.scene.__dict__.setdefault('_field_defaults', {})
+    if field not in store:
+        store[field] = values.clone()
+    return store[field]

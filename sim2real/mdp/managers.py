@@ -1,0 +1,162 @@
+"""Managers: one per concern, each owning the bookkeeping of its pure term functions."""
+
+from __future__ import annotations
+
+import torch
+
+from sim2real.mdp.cfg import EventTermCfg, ObsGroupCfg, RewardTermCfg, TerminationTermCfg
+
+
+class TermError(RuntimeError):
+    """A term returned a value of the wrong shape or a non-finite value."""
+
+
+def _check(name: str, value: torch.Tensor, shape: tuple) -> torch.Tensor:
+    """Reject a term output whose shape differs from shape or that is not finite."""
+    if tuple(value.shape) != shape:
+        raise TermError(f'term "{name}" returned shape {tuple(value.shape)}, expected {shape}')
+    if value.dtype.is_floating_point and not torch.isfinite(value).all():
+        raise TermError(f'term "{name}" returned non-finite values')
+    return value
+
+
+class ObservationManager:
+    """Computes observation groups with scaling, clipping, noise and per-env delay."""
+
+    def __init__(self, env, groups: dict[str, ObsGroupCfg]):
+        """Resolve term sizes by calling each term once."""
+        self.env = env
+        self.groups = groups
+        self.term_sizes = {
+            g: {n: t.func(env, **t.params).shape[1] for n, t in cfg.terms.items()}
+            for g, cfg in groups.items()}
+        self.group_dims = {g: sum(s.values()) for g, s in self.term_sizes.items()}
+        n = env.num_envs
+        self._delay = {g: torch.zeros(n, dtype=torch.long) for g in groups}
+        self._previous: dict[str, torch.Tensor] = {}
+
+    def reset(self, env_ids: torch.Tensor) -> None:
+        """Draw each group's per-env delay for the reset envs."""
+        for g, cfg in self.groups.items():
+            lo, hi = cfg.delay_ticks
+            self._delay[g][env_ids] = torch.randint(
+                lo, hi + 1, (len(env_ids),), generator=self.env.rng)
+            if g in self._previous:
+                self._previous[g][env_ids] = torch.nan  # refilled by the next compute
+
+    def compute_group(self, group: str) -> torch.Tensor:
+        """Current (undelayed) observation vector of one group, (N, D)."""
+        cfg = self.groups[group]
+        parts = []
+        for name, term in cfg.terms.items():
+            value = term.func(self.env, **term.params) * term.scale
+            if term.noise_std > 0.0 and cfg.add_noise:
+                value = value + term.noise_std * torch.randn(
+                    value.shape, generator=self.env.rng, dtype=value.dtype)
+            if term.clip is not None:
+                value = value.clamp(-term.clip, term.clip)
+            parts.append(_check(name, value, (self.env.num_envs, self.term_sizes[group][name])))
+        return torch.cat(parts, dim=1)
+
+    def compute(self) -> dict[str, torch.Tensor]:
+        """All groups, each delayed per env by 0 or 1 tick as drawn at reset."""
+        out = {}
+        for g in self.groups:
+            current = self.compute_group(g)
+            previous = self._previous.get(g)
+            if previous is None:
+                previous = current
+            stale = torch.isnan(previous[:, 0])
+            previous = torch.where(stale[:, None], current, previous)
+            out[g] = torch.where((self._delay[g] > 0)[:, None], previous, current)
+            self._previous[g] = current
+        return out
+
+
+class RewardManager:
+    """Sums weight * dt * term, keeps per-term episode sums for logging."""
+
+    def __init__(self, env, terms: dict[str, RewardTermCfg]):
+        """Terms with zero weight are dropped."""
+        self.env = env
+        self.terms = {n: t for n, t in terms.items() if t.weight != 0.0}
+        self.episode_sums = {n: torch.zeros(env.num_envs) for n in self.terms}
+
+    def compute(self, dt_s: float) -> torch.Tensor:
+        """Total reward of this step, (N,)."""
+        total = torch.zeros(self.env.num_envs)
+        for name, term in self.terms.items():
+            value = _check(name, term.func(self.env, **term.params), (self.env.num_envs,))
+            weighted = term.weight * dt_s * value
+            self.episode_sums[name] += weighted
+            total += weighted
+        return total
+
+    def reset(self, env_ids: torch.Tensor) -> dict[str, float]:
+        """Mean episode sums of the finished envs per term, then zero them."""
+        log = {}
+        for name, sums in self.episode_sums.items():
+            log[f'reward/{name}'] = sums[env_ids].mean().item()
+            sums[env_ids] = 0.0
+        return log
+
+
+class TerminationManager:
+    """Evaluates termination terms; separates true terminations from time-outs."""
+
+    def __init__(self, env, terms: dict[str, TerminationTermCfg]):
+        """Keep the ordered terms."""
+        self.env = env
+        self.terms = terms
+        self.last: dict[str, torch.Tensor] = {}
+
+    def compute(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(terminated, truncated) boolean masks, (N,) each."""
+        n = self.env.num_envs
+        terminated = torch.zeros(n, dtype=torch.bool)
+        truncated = torch.zeros(n, dtype=torch.bool)
+        for name, term in self.terms.items():
+            value = _check(name, term.func(self.env, **term.params), (n,)).bool()
+            self.last[name] = value
+            if term.time_out:
+                truncated |= value
+            else:
+                terminated |= value
+        return terminated, truncated & ~terminated
+
+
+class EventManager:
+    """Runs randomization events in startup, reset and interval modes."""
+
+    def __init__(self, env, terms: dict[str, EventTermCfg]):
+        """Group terms by mode and draw the first interval times."""
+        for name, term in terms.items():
+            if term.mode not in ('startup', 'reset', 'interval'):
+                raise ValueError(f'event "{name}": unknown mode "{term.mode}"')
+        self.env = env
+        self.terms = terms
+        self._time_left_s = {
+            n: self._draw_interval(t, env.num_envs) for n, t in terms.items()
+            if t.mode == 'interval'}
+
+    def _draw_interval(self, term: EventTermCfg, count: int) -> torch.Tensor:
+        """Times to the next interval event [s], (count,)."""
+        lo, hi = term.interval_s
+        return lo + (hi - lo) * torch.rand(count, generator=self.env.rng)
+
+    def apply(self, mode: str, env_ids: torch.Tensor | None = None) -> None:
+        """Run every term of a mode for env_ids (all envs when None)."""
+        ids = torch.arange(self.env.num_envs) if env_ids is None else env_ids
+        for term in self.terms.values():
+            if term.mode == mode and len(ids) > 0:
+                term.func(self.env, ids, **term.params)
+
+    def step_intervals(self, dt_s: float) -> None:
+        """Advance interval timers and fire the events that fall due."""
+        for name, time_left in self._time_left_s.items():
+            time_left -= dt_s
+            due = (time_left <= 0).nonzero().flatten()
+            if len(due) > 0:
+                term = self.terms[name]
+                term.func(self.env, due, **term.params)
+                time_left[due] = self._draw_interval(term, len(due))

@@ -1,0 +1,200 @@
+"""Proximal Policy Optimization with GAE and an asymmetric actor-critic.
+
+Schulman et al. 2017, Proximal Policy Optimization Algorithms (arXiv:1707.06347), with advantages
+from Schulman et al. 2016, GAE (arXiv:1506.02438), and the KL-adaptive learning rate used for
+massively parallel legged-robot training (Rudin et al. 2022, arXiv:2109.11978).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+from torch import nn
+
+from sim2real.rl import losses
+from sim2real.rl.networks import ActorCritic, PolicyCfg
+from sim2real.rl.storage import RolloutStorage, Transition
+
+
+@dataclass
+class PPOCfg:
+    """Hyper-parameters of PPO (symbols as in the papers)."""
+
+    num_steps_per_env: int = 24
+    """Rollout length T per environment and iteration, in env steps."""
+    num_learning_epochs: int = 5
+    """Passes over the rollout per update (K in the PPO paper)."""
+    num_mini_batches: int = 4
+    """Minibatches per epoch; minibatch size is T * N / num_mini_batches."""
+    clip_param: float = 0.2
+    """Ratio clip epsilon of L^CLIP, also the value clip range."""
+    gamma: float = 0.99
+    """Discount factor per env step."""
+    lam: float = 0.95
+    """GAE lambda."""
+    value_loss_coef: float = 1.0
+    """Weight c1 of the value loss."""
+    entropy_coef: float = 0.005
+    """Weight c2 of the entropy bonus."""
+    learning_rate: float = 1e-3
+    """Initial Adam learning rate."""
+    max_grad_norm: float = 1.0
+    """Global gradient-norm clip."""
+    use_clipped_value_loss: bool = True
+    """Clip the value prediction around its rollout value, as in the PPO reference code."""
+    schedule: str = 'adaptive'
+    """'adaptive' (KL-driven learning rate) or 'fixed'."""
+    desired_kl: float = 0.01
+    """Target KL(pi_old || pi) per minibatch for the adaptive schedule."""
+    min_learning_rate: float = 1e-5
+    """Lower clamp of the adaptive learning rate."""
+    max_learning_rate: float = 1e-2
+    """Upper clamp of the adaptive learning rate."""
+    normalize_advantage: bool = True
+    """Standardize advantages over the whole rollout before the update."""
+    policy: PolicyCfg = field(default_factory=PolicyCfg)
+    """Actor-critic architecture."""
+
+
+class PPO:
+    """PPO-Clip learner that owns the actor-critic, the Adam optimizer and the rollout storage."""
+
+    def __init__(
+        self, num_policy_obs: int, num_critic_obs: int, num_actions: int, num_envs: int,
+        cfg: PPOCfg, generator: torch.Generator | None = None,
+    ) -> None:
+        """Build networks, optimizer and storage; generator shuffles minibatches."""
+        if cfg.schedule not in ('adaptive', 'fixed'):
+            raise ValueError(f'schedule must be adaptive or fixed, got {cfg.schedule!r}')
+        self.cfg = cfg
+        self.actor_critic = ActorCritic(num_policy_obs, num_critic_obs, num_actions, cfg.policy)
+        self.optimizer = torch.optim.Adam(self.actor_critic.parameters(), lr=cfg.learning_rate)
+        self.learning_rate = cfg.learning_rate
+        self.storage = RolloutStorage(
+            cfg.num_steps_per_env, num_envs, num_policy_obs, num_critic_obs, num_actions
+        )
+        self.generator = generator if generator is not None else torch.Generator()
+        self._pending: dict[str, torch.Tensor] = {}
+        self._explained_variance = float('nan')
+
+    @torch.no_grad()
+    def act(self, obs_policy: torch.Tensor, obs_critic: torch.Tensor) -> torch.Tensor:
+        """Update the normalizers with obs, sample actions (N, A), remember the step for storage.
+
+        The normalizer statistics move during the rollout, so stored log-probabilities used
+        slightly older statistics than the update will; the gap shrinks as the count grows.
+        """
+        ac = self.actor_critic
+        ac.update_normalizers(obs_policy, obs_critic)
+        dist = ac.distribution(obs_policy)
+        actions = dist.sample()
+        self._pending = {
+            'obs_policy': obs_policy, 'obs_critic': obs_critic, 'actions': actions,
+            'values': ac.value(obs_critic), 'log_probs': dist.log_prob(actions).sum(dim=-1),
+            'action_means': dist.mean, 'action_stds': dist.stddev,
+        }
+        return actions
+
+    @torch.no_grad()
+    def process_step(
+        self, rewards: torch.Tensor, dones: torch.Tensor, timeouts: torch.Tensor
+    ) -> None:
+        """Store the step's outcome; time-outs bootstrap with gamma * V(s_t).
+
+        The env auto-resets, so the true final state s_{t+1} of a truncated episode is gone;
+        V(s_t) stands in for V(s_{t+1}) (one step earlier, nearly the same value).
+        """
+        if not self._pending:
+            raise RuntimeError('process_step() called without a preceding act()')
+        # r_t <- r_t + gamma * V(s_t) on time-outs (episode cut, not ended)
+        rewards = rewards + self.cfg.gamma * self._pending['values'] * timeouts.float()
+        self.storage.add(Transition(**self._pending, rewards=rewards, dones=dones.float()))
+        self._pending = {}
+
+    @torch.no_grad()
+    def compute_returns(self, last_obs_critic: torch.Tensor) -> None:
+        """Compute GAE advantages and returns, bootstrapping from V(last_obs_critic)."""
+        cfg = self.cfg
+        self.storage.compute_returns(self.actor_critic.value(last_obs_critic), cfg.gamma, cfg.lam)
+        self._explained_variance = losses.explained_variance(
+            self.storage.values, self.storage.returns
+        )
+        if cfg.normalize_advantage:
+            adv = self.storage.advantages
+            # A <- (A - mean(A)) / (std(A) + 1e-8)
+            self.storage.advantages = (adv - adv.mean()) / (adv.std() + 1e-8)
+
+    def adapt_learning_rate(self, kl: float) -> None:
+        """Apply the KL-adaptive rule: lr / 1.5 if kl > 2 kl*, lr * 1.5 if kl < kl* / 2."""
+        cfg = self.cfg
+        if kl > 2.0 * cfg.desired_kl:
+            self.learning_rate /= 1.5
+        elif kl < 0.5 * cfg.desired_kl:
+            self.learning_rate *= 1.5
+        self.learning_rate = min(max(self.learning_rate, cfg.min_learning_rate),
+                                 cfg.max_learning_rate)
+        for group in self.optimizer.param_groups:
+            group['lr'] = self.learning_rate
+
+    def update(self) -> dict[str, float]:
+        """Run the PPO epochs over the stored rollout, clear it, and return mean diagnostics."""
+        cfg = self.cfg
+        ac = self.actor_critic
+        sums = dict.fromkeys(
+            ('surrogate_loss', 'value_loss', 'entropy', 'approx_kl', 'clip_fraction'), 0.0
+        )
+        num_updates = 0
+        batches = self.storage.minibatches(
+            cfg.num_mini_batches, cfg.num_learning_epochs, self.generator
+        )
+        for mb in batches:
+            dist = ac.distribution(mb.obs_policy)
+            log_prob = dist.log_prob(mb.actions).sum(dim=-1)
+            entropy = dist.entropy().sum(dim=-1).mean()
+            values = ac.value(mb.obs_critic)
+            with torch.no_grad():
+                kl = losses.approx_kl(mb.old_means, mb.old_stds, dist.mean, dist.stddev).item()
+                clipped = losses.clip_fraction(log_prob, mb.old_log_probs, cfg.clip_param).item()
+            if cfg.schedule == 'adaptive':
+                self.adapt_learning_rate(kl)
+            surrogate = losses.surrogate_loss(
+                log_prob, mb.old_log_probs, mb.advantages, cfg.clip_param
+            )
+            value = losses.value_loss(
+                values, mb.old_values, mb.returns, cfg.clip_param, cfg.use_clipped_value_loss
+            )
+            # L = -L^CLIP + c1 L^VF - c2 H[pi]
+            loss = surrogate + cfg.value_loss_coef * value - cfg.entropy_coef * entropy
+            self.optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(ac.parameters(), cfg.max_grad_norm)
+            self.optimizer.step()
+            num_updates += 1
+            sums['surrogate_loss'] += surrogate.item()
+            sums['value_loss'] += value.item()
+            sums['entropy'] += entropy.item()
+            sums['approx_kl'] += kl
+            sums['clip_fraction'] += clipped
+        self.storage.clear()
+        metrics = {k: v / max(num_updates, 1) for k, v in sums.items()}
+        metrics['explained_variance'] = self._explained_variance
+        metrics['learning_rate'] = self.learning_rate
+        metrics['action_std'] = float(ac.action_std.mean())
+        return metrics
+
+    def state_dict(self) -> dict:
+        """Return model, optimizer and learning rate (weights_only-loadable)."""
+        return {
+            'model': self.actor_critic.state_dict(),
+            'optimizer': self.optimizer.state_dict(),
+            'learning_rate': float(self.learning_rate),
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore what state_dict() returned."""
+        self.actor_critic.load_state_dict(state['model'])
+        self.optimizer.load_state_dict(state['optimizer'])
+        self.learning_rate = float(state['learning_rate'])
+        for group in self.optimizer.param_groups:
+            group['lr'] = self.learning_rate

@@ -1,0 +1,92 @@
+"""Batched MuJoCo simulation on mujoco.batch.Batch (MuJoCo >= 4), exposed as torch views.
+
+State arrays (qpos, qvel, ctrl, xfrc_applied) are the Batch's live rows, wrapped with
+``torch.from_numpy`` so reads and writes cost no copy. Per-environment physical parameters
+are per-simulation model fields (``Batch.expand``).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Callable
+
+import mujoco
+import mujoco.batch
+import numpy as np
+import torch
+
+log = logging.getLogger(__name__)
+
+
+class SimulationError(RuntimeError):
+    """A simulation diverged or MuJoCo reported an error."""
+
+
+class MujocoBatchBackend:
+    """Many simulations of one floating-base model, stepped on a thread pool."""
+
+    name = 'mujoco'
+
+    def __init__(self, model: mujoco.MjModel, num_envs: int, num_threads: int = 0):
+        """Create num_envs simulations of model on num_threads threads (0: all CPUs)."""
+        self.model = model
+        self.num_envs = num_envs
+        self.batch = mujoco.batch.Batch(model, num_envs, nthread=num_threads)
+        self.qpos = torch.from_numpy(self.batch.bind('qpos'))
+        self.qvel = torch.from_numpy(self.batch.bind('qvel'))
+        self.ctrl = torch.from_numpy(self.batch.bind('ctrl'))
+        self.xfrc_applied = torch.from_numpy(self.batch.bind('xfrc_applied'))
+        self.physics_dt_s = float(model.opt.timestep)
+        self._all_ids = np.arange(num_envs)
+
+    # -- root state of the free-floating base (first joint, MuJoCo conventions) -------------
+    @property
+    def root_pos_w(self) -> torch.Tensor:
+        """Base position [m; world frame], (N, 3) view."""
+        return self.qpos[:, 0:3]
+
+    @property
+    def root_quat_w(self) -> torch.Tensor:
+        """Base orientation quaternion (w, x, y, z) body-to-world, (N, 4) view."""
+        return self.qpos[:, 3:7]
+
+    @property
+    def root_lin_vel_w(self) -> torch.Tensor:
+        """Base linear velocity [m/s; world frame], (N, 3) view."""
+        return self.qvel[:, 0:3]
+
+    @property
+    def root_ang_vel_b(self) -> torch.Tensor:
+        """Base angular velocity [rad/s; body frame], (N, 3) view."""
+        return self.qvel[:, 3:6]
+
+    def reset(self, env_ids: torch.Tensor) -> None:
+        """Reset the given simulations to the model's defaults (no forward pass)."""
+        self.batch.reset(ids=env_ids.numpy(), stage=mujoco.mjtStage.mjSTAGE_NONE)
+
+    def write_root_state(self, env_ids: torch.Tensor, pos_w: torch.Tensor,
+                         quat_w: torch.Tensor, lin_vel_w: torch.Tensor,
+                         ang_vel_b: torch.Tensor) -> None:
+        """Set the base pose and velocity of the given simulations."""
+        self.qpos[env_ids, 0:3] = pos_w.to(self.qpos.dtype)
+        self.qpos[env_ids, 3:7] = quat_w.to(self.qpos.dtype)
+        self.qvel[env_ids, 0:3] = lin_vel_w.to(self.qvel.dtype)
+        self.qvel[env_ids, 3:6] = ang_vel_b.to(self.qvel.dtype)
+
+    def expand(self, field: str) -> torch.Tensor:
+        """Per-simulation values of a model field, (N, ...) writable view."""
+        return torch.from_numpy(self.batch.expand(field))
+
+    def set_const(self, env_ids: torch.Tensor | None = None) -> None:
+        """Recompute derived model constants after writing masses or inertias."""
+        self.batch.set_const(None if env_ids is None else env_ids.numpy())
+
+    def simulate(self, num_substeps: int, before_substep: Callable[[float], None]) -> None:
+        """Advance all simulations num_substeps physics steps, calling the actuator first."""
+        for _ in range(num_substeps):
+            before_substep(self.physics_dt_s)
+            self.batch.step()
+
+    def check_finite(self) -> torch.Tensor:
+        """Boolean (N,) mask of simulations whose state is finite."""
+        return torch.isfinite(self.qpos).all(dim=1) & torch.isfinite(self.qvel).all(dim=1)

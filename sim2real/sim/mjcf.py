@@ -1,0 +1,66 @@
+"""Build MuJoCo models from the robots' URDFs with mujoco.MjSpec (no second description)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import mujoco
+import numpy as np
+
+from sim2real.sim.rotors import RotorParams, parse_urdf, read_rotor_params, UrdfError
+
+BASE_BODY = 'base_link'
+IMU_SITE = 'imu'
+
+
+def load_floating_base(urdf: str | Path, physics_dt_s: float) -> mujoco.MjSpec:
+    """URDF -> MjSpec with a free-floating base, a floor and the given timestep."""
+    urdf = Path(urdf)
+    parse_urdf(urdf)  # clear error on malformed XML before MuJoCo's own parser
+    try:
+        spec = mujoco.MjSpec.from_file(str(urdf))
+    except ValueError as exc:
+        raise UrdfError(f'{urdf}: MuJoCo cannot import it: {exc}') from exc
+    base = spec.body(BASE_BODY)
+    if base is None:
+        raise UrdfError(f'{urdf}: no link named "{BASE_BODY}"')
+    base.add_freejoint(name='root')
+    spec.option.timestep = physics_dt_s
+    spec.worldbody.add_geom(
+        name='floor', type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05],
+        friction=[1.0, 0.005, 0.0001])
+    spec.worldbody.add_light(pos=[0, 0, 4], dir=[0, 0, -1])
+    base.add_site(name=IMU_SITE, pos=[0, 0, 0])
+    spec.add_sensor(name='gyro', type=mujoco.mjtSensor.mjSENS_GYRO,
+                    objtype=mujoco.mjtObj.mjOBJ_SITE, objname=IMU_SITE)
+    spec.add_sensor(name='accelerometer', type=mujoco.mjtSensor.mjSENS_ACCELEROMETER,
+                    objtype=mujoco.mjtObj.mjOBJ_SITE, objname=IMU_SITE)
+    spec.add_sensor(name='base_pos', type=mujoco.mjtSensor.mjSENS_FRAMEPOS,
+                    objtype=mujoco.mjtObj.mjOBJ_SITE, objname=IMU_SITE)
+    spec.add_sensor(name='base_quat', type=mujoco.mjtSensor.mjSENS_FRAMEQUAT,
+                    objtype=mujoco.mjtObj.mjOBJ_SITE, objname=IMU_SITE)
+    return spec
+
+
+def add_rotor_actuators(spec: mujoco.MjSpec, rotors: RotorParams) -> None:
+    """One thrust actuator per rotor: ctrl is thrust [N]; gear adds the yaw reaction torque."""
+    base = spec.body(BASE_BODY)
+    for i, (pos, direction) in enumerate(zip(rotors.positions_b, rotors.directions)):
+        site = f'rotor_{i}'
+        base.add_site(name=site, pos=list(pos))
+        # force along body z; torque about z = -direction * (km / kf) * thrust
+        gear = [0, 0, 1, 0, 0, -direction * rotors.yaw_torque_per_thrust_m]
+        spec.add_actuator(
+            name=site, trntype=mujoco.mjtTrn.mjTRN_SITE, target=site, gear=gear,
+            ctrllimited=True, ctrlrange=[0.0, rotors.max_thrust_n])
+
+
+def quadrotor_model(urdf: str | Path, physics_dt_s: float) -> tuple[mujoco.MjModel, RotorParams]:
+    """Compiled quadrotor model and its rotor parameters, both from one URDF."""
+    rotors = read_rotor_params(urdf)
+    spec = load_floating_base(urdf, physics_dt_s)
+    add_rotor_actuators(spec, rotors)
+    model = spec.compile()
+    if not np.isclose(model.body(BASE_BODY).mass[0], model.body_subtreemass[1]):
+        raise UrdfError(f'{urdf}: mass found outside {BASE_BODY}; rotors must be massless')
+    return model, rotors

@@ -1,0 +1,86 @@
+"""Quadrotor actuation at physics rate: onboard rate controller, mixer, motor lag, thrust.
+
+Array-API code (torch in training, numpy in the HIL bridge). The onboard controller uses
+the robot's NOMINAL parameters, as firmware would; the plant uses the randomized ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from array_api_compat import array_namespace
+
+from sim2real.sim.rotors import RotorParams, allocation_matrix
+
+
+@dataclass
+class RateControllerCfg:
+    """Body-rate controller of the flight firmware, run at physics rate."""
+
+    kp_rad_s2_per_rad_s: tuple[float, float, float] = (20.0, 20.0, 10.0)
+    """Proportional gains on the body-rate error (roll, pitch, yaw) [1/s]."""
+
+
+def motor_lag(speed_rad_s, command_rad_s, dt_s: float, time_constant_s):
+    """Exact first-order response over dt of a zero-order-held speed command."""
+    xp = array_namespace(speed_rad_s)
+    alpha = 1.0 - xp.exp(-dt_s / time_constant_s)
+    return speed_rad_s + alpha * (command_rad_s - speed_rad_s)
+
+
+class QuadrotorActuator:
+    """Turns actuator commands into rotor thrusts written to MuJoCo's ctrl, every substep."""
+
+    def __init__(self, rotors: RotorParams, inertia_kg_m2, num_envs: int, xp, dtype,
+                 rate_cfg: RateControllerCfg | None = None):
+        """Nominal rotor model, nominal inertia diag (3,), batch size, array namespace."""
+        self.rotors = rotors
+        self.xp = xp
+        self.num_envs = num_envs
+        alloc = allocation_matrix(rotors)
+        self._mix = xp.asarray(np.linalg.inv(alloc).T.copy(), dtype=dtype)   # wrench -> f
+        self._inertia = xp.asarray(np.asarray(inertia_kg_m2), dtype=dtype)
+        cfg = rate_cfg or RateControllerCfg()
+        self._kp = xp.asarray(np.asarray(cfg.kp_rad_s2_per_rad_s), dtype=dtype)
+        ones = xp.ones((num_envs, 4), dtype=dtype)
+        self.speed_rad_s = ones * 0.0
+        """Rotor speeds, the motor state [rad/s], (N, 4)."""
+        self.command = ones * 0.0
+        """Current command: rotor speeds (N, 4) or [thrust N, body rates rad/s] (N, 4)."""
+        self.mode = 'rotor_speeds'
+        self.thrust_scale = ones * 1.0
+        """Per-rotor thrust coefficient multiplier (randomization), (N, 4)."""
+        self.time_constant_s = ones[:, :1] * rotors.time_constant_s
+        """Per-env motor time constant [s], (N, 1)."""
+
+    def reset(self, env_ids, speed_rad_s: float) -> None:
+        """Set the motors of env_ids to a steady speed."""
+        self.speed_rad_s[env_ids] = speed_rad_s
+
+    def hover_speed_rad_s(self, mass_kg: float, gravity_m_s2: float = 9.81) -> float:
+        """Nominal rotor speed at which four rotors carry mass_kg [rad/s]."""
+        return float(np.sqrt(mass_kg * gravity_m_s2 / (4 * self.rotors.thrust_coefficient)))
+
+    def rate_control(self, command, ang_vel_b):
+        """Rotor speed commands from [collective thrust N, body rates rad/s] (N, 4)."""
+        xp = self.xp
+        rate_err = command[:, 1:4] - ang_vel_b
+        # tau = J (Kp (w_cmd - w)) + w x J w
+        j_w = ang_vel_b * self._inertia
+        tau = self._inertia * self._kp * rate_err + xp.linalg.cross(ang_vel_b, j_w)
+        wrench = xp.concat([command[:, 0:1], tau], axis=1)
+        thrust = xp.clip(wrench @ self._mix, 0.0, self.rotors.max_thrust_n)
+        return xp.sqrt(thrust / self.rotors.thrust_coefficient)
+
+    def substep(self, ang_vel_b, dt_s: float):
+        """Advance the motors one physics step; returns rotor thrusts [N], (N, 4)."""
+        xp = self.xp
+        if self.mode == 'thrust_body_rates':
+            speed_cmd = self.rate_control(self.command, ang_vel_b)
+        else:
+            speed_cmd = self.command
+        speed_cmd = xp.clip(speed_cmd, self.rotors.min_speed_rad_s, self.rotors.max_speed_rad_s)
+        self.speed_rad_s = motor_lag(self.speed_rad_s, speed_cmd, dt_s, self.time_constant_s)
+        kf = self.rotors.thrust_coefficient
+        return kf * self.thrust_scale * self.speed_rad_s * self.speed_rad_s

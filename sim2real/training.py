@@ -1,0 +1,121 @@
+"""Train a registered task: env + PPO runner + run-directory artefacts.
+
+A run directory holds config.yaml (the resolved config), tb/ (TensorBoard), checkpoints/,
+curves.png and, at the end, summary.json.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import logging
+import os
+from pathlib import Path
+
+import torch
+import yaml
+
+from sim2real.mdp.env import RLEnv
+from sim2real.mdp.serialize import to_plain
+from sim2real.rl.checkpoint import latest_checkpoint, load_checkpoint
+from sim2real.rl.networks import PolicyCfg
+from sim2real.rl.ppo import PPOCfg
+from sim2real.rl.runner import OnPolicyRunner, RunnerCfg
+from sim2real.tasks import get_task, make_env_cfg
+
+log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass
+class TrainArgs:
+    """What `sim2real train` was asked to do; stored in every checkpoint for --resume."""
+
+    task: str
+    """Registered task name."""
+    seed: int = 0
+    """Seed of the environment and the learner."""
+    num_envs: int | None = None
+    """Parallel environments (task default when None)."""
+    max_iterations: int | None = None
+    """PPO iterations (task default when None)."""
+    max_seconds: float | None = None
+    """Wall-clock budget [s] (task default when None)."""
+    action: str = 'thrust_body_rates'
+    """Action interface of the quadrotor tasks."""
+    num_threads: int = 0
+    """Simulation threads (0: all CPUs)."""
+    backend: str = 'mujoco'
+    """Simulation backend."""
+    torch_threads: int = 1
+    """torch intra-op threads; 1 avoids fighting the simulation threads for the cores."""
+
+
+def build_env(task: str, seed: int, num_envs: int, action: str | None = None,
+              play: bool = False, num_threads: int = 0) -> RLEnv:
+    """A batched env of a registered task."""
+    options = {} if action is None else {'action': action}
+    cfg = make_env_cfg(task, play=play, **options)
+    cfg.num_envs, cfg.seed, cfg.num_threads = num_envs, seed, num_threads
+    return RLEnv(cfg)
+
+
+def ppo_cfg_from_dict(raw: dict) -> PPOCfg:
+    """PPOCfg from its plain-dict form (as stored in checkpoints)."""
+    raw = dict(raw)
+    policy = dict(raw.pop('policy', {}))
+    for key in ('actor_hidden_dims', 'critic_hidden_dims'):
+        if key in policy:
+            policy[key] = tuple(policy[key])
+    return PPOCfg(**raw, policy=PolicyCfg(**policy))
+
+
+def resolve_args(args: TrainArgs, run_dir: Path, resume: bool) -> TrainArgs:
+    """On resume, the arguments of the run being continued, with any new limits applied."""
+    if not resume:
+        return args
+    path = latest_checkpoint(run_dir)
+    if path is None:
+        return args
+    stored = TrainArgs(**load_checkpoint(path)['config']['args'])
+    if stored.task != args.task:
+        raise ValueError(f'{run_dir} holds a run of "{stored.task}", not "{args.task}"')
+    for name in ('max_iterations', 'max_seconds'):
+        if getattr(args, name) is not None:
+            setattr(stored, name, getattr(args, name))
+    return stored
+
+
+def train(args: TrainArgs, run_dir: str | os.PathLike, resume: bool = False,
+          progress_bar: bool = True) -> dict:
+    """Train, writing config.yaml, checkpoints, curves and summary.json; returns the summary."""
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    args = resolve_args(args, run_dir, resume)
+    spec = get_task(args.task)
+    torch.set_num_threads(args.torch_threads)
+    defaults = spec.train
+    num_envs = args.num_envs or defaults.get('num_envs', 4096)
+    env = build_env(args.task, args.seed, num_envs, args.action, num_threads=args.num_threads)
+    ppo_cfg = PPOCfg(**copy.deepcopy(defaults.get('ppo', {})))
+    max_iterations = args.max_iterations or defaults.get('max_iterations', 1000)
+    max_seconds = args.max_seconds if args.max_seconds is not None else defaults.get(
+        'max_seconds')
+    runner_cfg = RunnerCfg(max_iterations=max_iterations, seed=args.seed,
+                           save_interval=defaults.get('save_interval', 25),
+                           progress_bar=progress_bar)
+    config = {'args': dataclasses.asdict(args), 'num_envs': num_envs,
+              'ppo': to_plain(ppo_cfg), 'runner': to_plain(runner_cfg),
+              'obs_dims': env.obs_dims, 'num_actions': env.num_actions,
+              'env': to_plain(env.cfg)}
+    (run_dir / 'config.yaml').write_text(yaml.safe_dump(config, sort_keys=False))
+    runner = OnPolicyRunner(env, ppo_cfg, runner_cfg, run_dir, config)
+    result = runner.learn(max_iterations=max_iterations, max_seconds=max_seconds,
+                          resume=resume)
+    summary = {'task': args.task, 'seed': args.seed, 'backend': args.backend,
+               'action': args.action, 'num_envs': num_envs, **result,
+               'torch_threads': torch.get_num_threads()}
+    tmp = run_dir / 'summary.json.tmp'
+    tmp.write_text(json.dumps(summary, indent=2, sort_keys=True))
+    tmp.replace(run_dir / 'summary.json')
+    return summary

@@ -1,0 +1,8 @@
+"""Robot tasks (imported as ``sim2real.tasks``): each registers itself in the registry."""
+
+from sim2real.tasks.registry import get_task, make_env_cfg, register, task_names, TaskSpec
+from sim2real.tasks.quadrotor import register_tasks as _register_quadrotor
+
+_register_quadrotor()
+
+__all__ = ['TaskSpec', 'get_task', 'make_env_cfg', 'register', 'task_names']

@@ -1,0 +1,109 @@
+"""Quadrotor action terms: what the policy's outputs in [-1, 1] command, with delay."""
+
+from __future__ import annotations
+
+import torch
+
+from sim2real.contract import ActionSpec
+
+
+class _DelayedAction:
+    """Clips policy outputs, keeps the last one, and delays it 0..max ticks per env."""
+
+    size = 4
+    kind = ''
+
+    def __init__(self, env, delay_ticks: tuple[int, int] = (0, 0)):
+        """delay_ticks: per-env action delay range in control ticks, drawn at reset."""
+        self.env = env
+        self.scene = env.scene
+        self.delay_ticks = delay_ticks
+        n = env.num_envs
+        self.last_action = torch.zeros(n, self.size)
+        """Last clipped policy output, (N, 4) (an observation term)."""
+        self._history = torch.zeros(n, delay_ticks[1] + 1, self.size)
+        self._delay = torch.zeros(n, dtype=torch.long)
+        self._rows = torch.arange(n)
+        self.scene.actuator.mode = self.kind
+
+    def reset(self, env_ids: torch.Tensor) -> None:
+        """Zero the history and draw new delays for env_ids."""
+        self.last_action[env_ids] = 0.0
+        self._history[env_ids] = 0.0
+        lo, hi = self.delay_ticks
+        self._delay[env_ids] = torch.randint(lo, hi + 1, (len(env_ids),), generator=self.env.rng)
+        self.scene.actuator.command[env_ids] = self.to_command(self._history[env_ids, 0])
+
+    def process(self, actions: torch.Tensor) -> None:
+        """Clip, record and delay the policy outputs; set the actuator command."""
+        clipped = actions.clamp(-1.0, 1.0)
+        self.last_action = clipped
+        self._history = torch.roll(self._history, 1, dims=1)
+        self._history[:, 0] = clipped
+        delayed = self._history[self._rows, self._delay]
+        self.scene.actuator.command = self.to_command(delayed)
+
+    def apply(self, dt_s: float) -> None:
+        """Physics-rate callback: run the motor model and write thrusts."""
+        self.scene.apply_rotors(dt_s)
+
+    def to_command(self, action: torch.Tensor) -> torch.Tensor:
+        """Actuator command for normalized actions."""
+        raise NotImplementedError
+
+
+class ThrustBodyRatesAction(_DelayedAction):
+    """Collective thrust and body rates, tracked by the onboard rate controller.
+
+    thrust = hover_thrust * (1 + a0), clipped to the rotors' total [N];
+    body rates = a[1:4] * max_body_rate [rad/s; body frame].
+    """
+
+    kind = 'thrust_body_rates'
+
+    def __init__(self, env, max_body_rate_rad_s: float = 6.0, **kwargs):
+        """max_body_rate_rad_s: body rate commanded by an output of +-1."""
+        self.max_body_rate_rad_s = max_body_rate_rad_s
+        super().__init__(env, **kwargs)
+
+    def to_command(self, action: torch.Tensor) -> torch.Tensor:
+        """[thrust N, roll, pitch, yaw rate rad/s], float64 for the actuator."""
+        scene = self.scene
+        max_total = 4 * scene.rotors.max_thrust_n
+        thrust = (scene.hover_thrust_n * (1.0 + action[:, :1])).clamp(0.0, max_total)
+        rates = action[:, 1:] * self.max_body_rate_rad_s
+        return torch.cat([thrust, rates], dim=1).double()
+
+    def spec(self) -> ActionSpec:
+        """Contract entry of this action interface."""
+        return ActionSpec(kind=self.kind, size=self.size, params={
+            'hover_thrust_n': self.scene.hover_thrust_n,
+            'max_collective_thrust_n': 4 * self.scene.rotors.max_thrust_n,
+            'max_body_rate_rad_s': self.max_body_rate_rad_s,
+            'thrust_formula': 'hover_thrust_n * (1 + a[0])',
+            'rates_formula': 'a[1:4] * max_body_rate_rad_s (roll, pitch, yaw; body frame)',
+            'delay_ticks_trained': list(self.delay_ticks)})
+
+
+class RotorSpeedsAction(_DelayedAction):
+    """Normalized rotor speed commands, as for on-board deployment (Learning to Fly).
+
+    speed = min + (a + 1) / 2 * (max - min) [rad/s], per rotor in URDF order.
+    """
+
+    kind = 'rotor_speeds'
+
+    def to_command(self, action: torch.Tensor) -> torch.Tensor:
+        """Rotor speed commands [rad/s], float64 for the actuator."""
+        rotors = self.scene.rotors
+        span = rotors.max_speed_rad_s - rotors.min_speed_rad_s
+        return (rotors.min_speed_rad_s + (action + 1.0) * 0.5 * span).double()
+
+    def spec(self) -> ActionSpec:
+        """Contract entry of this action interface."""
+        rotors = self.scene.rotors
+        return ActionSpec(kind=self.kind, size=self.size, params={
+            'min_speed_rad_s': rotors.min_speed_rad_s,
+            'max_speed_rad_s': rotors.max_speed_rad_s,
+            'speed_formula': 'min + (a + 1) / 2 * (max - min), rotor order of the URDF',
+            'delay_ticks_trained': list(self.delay_ticks)})

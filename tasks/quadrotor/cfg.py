@@ -1,0 +1,122 @@
+"""Quadrotor task configurations: hover (with recovery) and trajectory tracking.
+
+Rates: physics and the simulated onboard rate controller at 500 Hz (the Crazyflie firmware's
+attitude-rate loop rate), policy at 100 Hz.
+"""
+
+from __future__ import annotations
+
+import math
+
+from sim2real.mdp import events as common_events
+from sim2real.mdp.cfg import (
+    EnvCfg, EventTermCfg, ObsGroupCfg, ObsTermCfg, RewardTermCfg, TermClassCfg,
+    TerminationTermCfg)
+from sim2real.tasks.quadrotor import actions, commands, events, mdp
+from sim2real.tasks.quadrotor.metrics import PositionMetrics
+from sim2real.tasks.quadrotor.scene import QuadrotorScene
+
+ACTIONS = {
+    'thrust_body_rates': actions.ThrustBodyRatesAction,
+    'rotor_speeds': actions.RotorSpeedsAction,
+}
+
+
+def _policy_terms(noise: bool, track: bool) -> dict[str, ObsTermCfg]:
+    """Policy observations in contract order; noise std in scaled units."""
+    def n(std):
+        return std if noise else 0.0
+    out = {
+        'position_error_w': ObsTermCfg(mdp.position_error_w, clip=2.0, noise_std=n(0.01)),
+        'rotation_matrix': ObsTermCfg(mdp.rotation_matrix, noise_std=n(0.01)),
+        'lin_vel_b': ObsTermCfg(mdp.lin_vel_b, scale=0.5, clip=5.0, noise_std=n(0.01)),
+        'ang_vel_b': ObsTermCfg(mdp.ang_vel_b, scale=0.25, clip=10.0, noise_std=n(0.02)),
+        'last_action': ObsTermCfg(mdp.last_action),
+    }
+    if track:
+        out['reference_velocity_w'] = ObsTermCfg(mdp.reference_velocity_w, scale=0.5)
+    return out
+
+
+def quadrotor_hover_cfg(action: str = 'thrust_body_rates', play: bool = False) -> EnvCfg:
+    """Reach and hold a random target from random states, tilts up to 90 deg and spin.
+
+    Success: no crash, and within 0.1 m of the target for the whole last 2 s of a 5 s episode.
+    """
+    critic = dict(_policy_terms(noise=False, track=False))
+    critic['physical_params'] = ObsTermCfg(mdp.physical_params)
+    cfg = EnvCfg(
+        task='quadrotor-hover',
+        robot='quadrotor',
+        scene=TermClassCfg(QuadrotorScene, {'urdf': 'quadrotor'}),
+        action=TermClassCfg(ACTIONS[action], {'delay_ticks': (0, 2)}),
+        commands={'target': TermClassCfg(commands.HoverTarget)},
+        observations={
+            'policy': ObsGroupCfg(_policy_terms(noise=True, track=False), delay_ticks=(0, 1)),
+            'critic': ObsGroupCfg(critic, add_noise=False),
+        },
+        rewards={
+            # positive while flying near the target, so staying airborne always pays
+            'alive': RewardTermCfg(mdp.alive, weight=1.0),
+            'position': RewardTermCfg(mdp.position_error_l2, weight=-0.3),
+            'position_coarse': RewardTermCfg(mdp.track_position_exp, weight=2.0,
+                                             params={'std_m': 0.5}),
+            'position_fine': RewardTermCfg(mdp.track_position_exp, weight=2.0,
+                                           params={'std_m': 0.1}),
+            'velocity': RewardTermCfg(mdp.velocity_error_l2sq, weight=-0.05),
+            'tilt': RewardTermCfg(mdp.tilt, weight=-0.2),
+            'ang_vel': RewardTermCfg(mdp.ang_vel_l2sq, weight=-0.01),
+            'action_rate': RewardTermCfg(mdp.action_rate_l2sq, weight=-0.05),
+            'crash': RewardTermCfg(mdp.is_terminated, weight=-200.0),
+        },
+        terminations={
+            'time_out': TerminationTermCfg(mdp.time_out, time_out=True),
+            'crash': TerminationTermCfg(mdp.ground_contact, {'min_height_m': 0.03}),
+            'too_far': TerminationTermCfg(mdp.too_far, {'max_distance_m': 3.0}),
+        },
+        events={
+            # mass ~ U(0.8, 1.2) x nominal; inertia ~ U(0.8, 1.2) x nominal per axis
+            'mass': EventTermCfg(common_events.randomize_body_field, 'reset', {
+                'field': 'body_mass', 'body': 1, 'value_range': (0.8, 1.2)}),
+            'inertia': EventTermCfg(common_events.randomize_body_field, 'reset', {
+                'field': 'body_inertia', 'body': 1, 'value_range': (0.8, 1.2),
+                'per_axis': True}),
+            # thrust coefficient ~ U(0.85, 1.15), per-rotor mismatch ~ U(0.95, 1.05),
+            # motor time constant ~ U(0.4, 1.0) x 0.15 s: 0.06-0.15 s (urdf/README.md)
+            'rotors': EventTermCfg(events.randomize_rotors, 'reset', {
+                'thrust_scale': (0.85, 1.15), 'rotor_mismatch': (0.95, 1.05),
+                'time_constant_scale': (0.4, 1.0)}),
+            'start': EventTermCfg(events.reset_around_target, 'reset', {
+                'offset_m': 1.0, 'min_height_m': 0.5, 'max_tilt_rad': math.pi / 2,
+                'lin_vel_m_s': 1.0, 'ang_vel_rad_s': 4.0}),
+            # wind-like force up to 4 % of the nominal weight, redrawn every 1-3 s
+            'disturbance': EventTermCfg(events.external_force, 'interval',
+                                        {'max_force_n': 0.01}, interval_s=(1.0, 3.0)),
+        },
+        metrics=TermClassCfg(PositionMetrics, {
+            'window_s': 2.0, 'tolerance_m': 0.1, 'statistic': 'max'}),
+        episode_length_s=5.0,
+    )
+    if play:
+        cfg.events.pop('disturbance')
+        cfg.observations['policy'].add_noise = False
+    return cfg
+
+
+def quadrotor_track_cfg(action: str = 'thrust_body_rates', play: bool = False) -> EnvCfg:
+    """Follow random smooth reference trajectories (sums of sinusoids, <= 0.3 Hz).
+
+    Success: no crash, and a MEAN position error <= 0.15 m over the last 3 s of 8 s.
+    """
+    cfg = quadrotor_hover_cfg(action, play)
+    cfg.task = 'quadrotor-track'
+    cfg.commands['target'] = TermClassCfg(commands.SmoothTrajectory)
+    cfg.observations['policy'].terms = _policy_terms(noise=not play, track=True)
+    critic = dict(_policy_terms(noise=False, track=True))
+    critic['physical_params'] = ObsTermCfg(mdp.physical_params)
+    cfg.observations['critic'].terms = critic
+    cfg.events['start'].params.update(offset_m=0.3, max_tilt_rad=0.5, ang_vel_rad_s=1.0)
+    cfg.metrics = TermClassCfg(PositionMetrics, {
+        'window_s': 3.0, 'tolerance_m': 0.15, 'statistic': 'mean'})
+    cfg.episode_length_s = 8.0
+    return cfg

@@ -1,0 +1,70 @@
+"""The quadrotor scene: MuJoCo batch backend, rotor actuator and the base state as torch."""
+
+from __future__ import annotations
+
+import mujoco
+import torch
+
+from sim2real import terms
+from sim2real.assets import urdf_path
+from sim2real.contract import file_sha256
+from sim2real.sim.backend import MujocoBatchBackend
+from sim2real.sim.mjcf import BASE_BODY, quadrotor_model
+from sim2real.sim.quadrotor import QuadrotorActuator
+
+GRAVITY_M_S2 = 9.81
+
+
+class QuadrotorScene:
+    """Backend + actuator; refresh() derives the frames the terms read."""
+
+    def __init__(self, env, urdf: str = 'quadrotor'):
+        """Build the model from urdf/<urdf>.urdf at the env's physics rate."""
+        self.urdf_path = urdf_path(urdf)
+        self.urdf_sha256 = file_sha256(self.urdf_path)
+        model, self.rotors = quadrotor_model(self.urdf_path, env.cfg.physics_dt_s)
+        # training observes qpos/qvel directly; the MJCF's IMU and pose sensors serve the
+        # HIL bridge, so they are switched off here (about 2x faster stepping)
+        model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_SENSOR
+        self.model = model
+        self.backend = MujocoBatchBackend(model, env.num_envs, env.cfg.num_threads)
+        body = model.body(BASE_BODY)
+        self.robot_name = model.names.split(b'\0', 1)[0].decode() or urdf
+        self.nominal_mass_kg = float(body.mass[0])
+        self.nominal_inertia_kg_m2 = body.inertia.copy()
+        self.actuator = QuadrotorActuator(
+            self.rotors, self.nominal_inertia_kg_m2, env.num_envs, xp=torch,
+            dtype=torch.float64)
+        self.hover_thrust_n = self.nominal_mass_kg * GRAVITY_M_S2
+        self.hover_speed_rad_s = self.actuator.hover_speed_rad_s(self.nominal_mass_kg)
+        self.finite = torch.ones(env.num_envs, dtype=torch.bool)
+        self.refresh()
+
+    def reset(self, env_ids: torch.Tensor) -> None:
+        """Reset simulations to defaults, motors at hover speed, no external force."""
+        self.backend.reset(env_ids)
+        self.actuator.reset(env_ids, self.hover_speed_rad_s)
+        self.backend.xfrc_applied[env_ids] = 0.0
+
+    def simulate(self, num_substeps: int, before_substep) -> None:
+        """Step the physics; before_substep(dt) writes the actuator commands."""
+        self.backend.simulate(num_substeps, before_substep)
+
+    def apply_rotors(self, dt_s: float) -> None:
+        """Advance the motor model one physics step and write the rotor thrusts."""
+        self.backend.ctrl[:] = self.actuator.substep(self.backend.root_ang_vel_b, dt_s)
+
+    def refresh(self) -> None:
+        """Recompute the derived base state (float32) after stepping or resetting."""
+        backend = self.backend
+        self.finite = backend.check_finite()
+        if not bool(self.finite.all()):
+            bad = (~self.finite).nonzero().flatten()
+            backend.qpos[bad] = torch.from_numpy(self.model.qpos0)
+            backend.qvel[bad] = 0.0
+        self.pos_w = backend.root_pos_w.float()
+        self.quat_w = backend.root_quat_w.float()
+        self.rotmat_wb = terms.quat_to_rotmat(self.quat_w)
+        self.lin_vel_w = backend.root_lin_vel_w.float()
+        self.lin_vel_b = terms.rotate_world_to_body(self.rotmat_wb, self.lin_vel_w)
+        self.ang_vel_b = backend.root_ang_vel_b.float()

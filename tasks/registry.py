@@ -1,0 +1,52 @@
+"""The explicit task registry: name -> env config factory and training defaults."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Callable
+
+from sim2real.mdp.cfg import EnvCfg
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """A registered task."""
+
+    name: str
+    """Task name used on the command line."""
+    env_cfg: Callable[..., EnvCfg]
+    """Factory: env_cfg(play=False, **options) -> EnvCfg."""
+    description: str
+    """One line for `sim2real tasks`."""
+    train: dict = field(default_factory=dict)
+    """Training defaults: num_envs, ppo overrides, max_iterations, max_seconds."""
+
+
+_REGISTRY: dict[str, TaskSpec] = {}
+
+
+def register(spec: TaskSpec) -> None:
+    """Add a task; names are unique."""
+    if spec.name in _REGISTRY:
+        raise ValueError(f'task "{spec.name}" is already registered')
+    _REGISTRY[spec.name] = spec
+
+
+def get_task(name: str) -> TaskSpec:
+    """The task called name; the error lists the registered names."""
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        known = ', '.join(sorted(_REGISTRY))
+        raise KeyError(f'unknown task "{name}"; registered tasks: {known}') from None
+
+
+def make_env_cfg(name: str, play: bool = False, **options) -> EnvCfg:
+    """A fresh (deep-copied) env config of a registered task."""
+    return copy.deepcopy(get_task(name).env_cfg(play=play, **options))
+
+
+def task_names() -> list[str]:
+    """Registered task names, sorted."""
+    return sorted(_REGISTRY)
