@@ -12,6 +12,7 @@ import json
 import logging
 import os
 from pathlib import Path
+from typing import Callable
 
 import torch
 import yaml
@@ -41,6 +42,8 @@ class TrainArgs:
     """PPO iterations (task default when None)."""
     max_seconds: float | None = None
     """Wall-clock budget [s] (task default when None)."""
+    save_interval: int | None = None
+    """Checkpoint every this many iterations (task default when None)."""
     action: str = 'thrust_body_rates'
     """Action interface of the quadrotor tasks."""
     num_threads: int = 0
@@ -80,14 +83,14 @@ def resolve_args(args: TrainArgs, run_dir: Path, resume: bool) -> TrainArgs:
     stored = TrainArgs(**load_checkpoint(path)['config']['args'])
     if stored.task != args.task:
         raise ValueError(f'{run_dir} holds a run of "{stored.task}", not "{args.task}"')
-    for name in ('max_iterations', 'max_seconds'):
+    for name in ('max_iterations', 'max_seconds', 'save_interval'):
         if getattr(args, name) is not None:
             setattr(stored, name, getattr(args, name))
     return stored
 
 
 def train(args: TrainArgs, run_dir: str | os.PathLike, resume: bool = False,
-          progress_bar: bool = True) -> dict:
+          progress_bar: bool = True, stop_when: Callable[[dict], bool] | None = None) -> dict:
     """Train, writing config.yaml, checkpoints, curves and summary.json; returns the summary."""
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -102,7 +105,8 @@ def train(args: TrainArgs, run_dir: str | os.PathLike, resume: bool = False,
     max_seconds = args.max_seconds if args.max_seconds is not None else defaults.get(
         'max_seconds')
     runner_cfg = RunnerCfg(max_iterations=max_iterations, seed=args.seed,
-                           save_interval=defaults.get('save_interval', 25),
+                           save_interval=args.save_interval or defaults.get(
+                               'save_interval', 25),
                            progress_bar=progress_bar)
     config = {'args': dataclasses.asdict(args), 'num_envs': num_envs,
               'ppo': to_plain(ppo_cfg), 'runner': to_plain(runner_cfg),
@@ -111,7 +115,7 @@ def train(args: TrainArgs, run_dir: str | os.PathLike, resume: bool = False,
     (run_dir / 'config.yaml').write_text(yaml.safe_dump(config, sort_keys=False))
     runner = OnPolicyRunner(env, ppo_cfg, runner_cfg, run_dir, config)
     result = runner.learn(max_iterations=max_iterations, max_seconds=max_seconds,
-                          resume=resume)
+                          resume=resume, stop_when=stop_when)
     summary = {'task': args.task, 'seed': args.seed, 'backend': args.backend,
                'action': args.action, 'num_envs': num_envs, **result,
                'torch_threads': torch.get_num_threads()}

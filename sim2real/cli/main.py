@@ -25,6 +25,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     get_task(args.task)
     train_args = TrainArgs(task=args.task, seed=args.seed, num_envs=args.num_envs,
                            max_iterations=args.max_iterations, max_seconds=args.max_seconds,
+                           save_interval=args.save_interval,
                            action=args.action, num_threads=args.threads)
     summary = train(train_args, args.run_dir, resume=args.resume,
                     progress_bar=not args.no_progress)
@@ -54,6 +55,14 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f'must be at least 1, got {value}')
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every sub-command."""
     parser = argparse.ArgumentParser(prog='sim2real', description=__doc__)
@@ -68,6 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--num-envs', type=int, default=None, help='parallel environments')
     p.add_argument('--max-iterations', type=int, default=None, help='PPO iterations in total')
     p.add_argument('--max-seconds', type=float, default=None, help='wall-clock budget [s]')
+    p.add_argument('--save-interval', type=_positive_int, default=None,
+                   help='checkpoint every N iterations (task default: 25)')
     p.add_argument('--resume', action='store_true', help='continue from the last checkpoint')
     p.add_argument('--action', default='thrust_body_rates',
                    choices=['thrust_body_rates', 'rotor_speeds'],
@@ -101,7 +112,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except (KeyError, ValueError, FileNotFoundError, RuntimeError) as exc:
-        log.error('%s', exc.args[0] if exc.args else exc)
+        message = str(exc.args[0] if exc.args else exc)
+        # one line, also for multi-line messages of wrapped errors (e.g. torch.load's)
+        log.error('%s', ' '.join(line.strip() for line in message.splitlines() if line.strip()))
         return 2
 
 

@@ -30,6 +30,8 @@ class RLEnv:
         self.num_actions = self.action_term.size
         self.episode_length = torch.zeros(self.num_envs, dtype=torch.long)
         self.episode_return = torch.zeros(self.num_envs)
+        self.record_final_obs = False
+        """When True, step() puts the finished episodes' last policy obs in extras."""
         self.events = EventManager(self, cfg.events)
         self.rewards = RewardManager(self, cfg.rewards)
         self.terminations = TerminationManager(self, cfg.terminations)
@@ -79,6 +81,8 @@ class RLEnv:
         done_ids = (terminated | truncated).nonzero().flatten()
         extras = {'log': {}}
         if len(done_ids) > 0:
+            if self.record_final_obs:
+                extras['final_obs'] = self.observations.compute_group('policy')
             extras['log'] = self._episode_log(done_ids, terminated)
             self._reset_idx(done_ids)
             self.observations.reset(done_ids)

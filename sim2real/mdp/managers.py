@@ -145,11 +145,18 @@ class EventManager:
         return lo + (hi - lo) * torch.rand(count, generator=self.env.rng)
 
     def apply(self, mode: str, env_ids: torch.Tensor | None = None) -> None:
-        """Run every term of a mode for env_ids (all envs when None)."""
+        """Run every term of a mode for env_ids (all envs when None).
+
+        A 'reset' also restarts the interval timers of env_ids, so an episode's event times
+        depend only on draws made at its reset (a reseeded reset reproduces the episode).
+        """
         ids = torch.arange(self.env.num_envs) if env_ids is None else env_ids
         for term in self.terms.values():
             if term.mode == mode and len(ids) > 0:
                 term.func(self.env, ids, **term.params)
+        if mode == 'reset' and len(ids) > 0:
+            for name, time_left in self._time_left_s.items():
+                time_left[ids] = self._draw_interval(self.terms[name], len(ids))
 
     def step_intervals(self, dt_s: float) -> None:
         """Advance interval timers and fire the events that fall due."""

@@ -19,6 +19,8 @@ logger = logging.getLogger(__name__)
 
 CHECKPOINT_DIR = 'checkpoints'
 _NAME_RE = re.compile(r'^model_(\d{6,})\.pt$')
+# temp files of save_checkpoint (mkstemp) that a killed process left behind
+_TEMP_RE = re.compile(r'^\.model_\d{6,}\.pt\..+\.tmp$')
 _PLAIN_TYPES = (int, float, bool, str, type(None), torch.Tensor)
 
 
@@ -120,11 +122,19 @@ def latest_checkpoint(run_dir: str | os.PathLike) -> Path | None:
 
 
 def prune_checkpoints(run_dir: str | os.PathLike, keep_last: int = 3) -> list[Path]:
-    """Delete all but the keep_last newest checkpoints; return the deleted paths."""
+    """Delete all but the keep_last newest checkpoints; return the deleted paths.
+
+    Also deletes the partial temp files of saves interrupted by a kill (one writer per run).
+    """
     if keep_last < 1:
         raise ValueError(f'keep_last must be at least 1, got {keep_last}')
     old = [path for _, path in list_checkpoints(run_dir)[:-keep_last]]
     for path in old:
         path.unlink(missing_ok=True)
         logger.debug('removed old checkpoint %s', path)
+    directory = Path(run_dir) / CHECKPOINT_DIR
+    for path in directory.iterdir() if directory.is_dir() else ():
+        if _TEMP_RE.match(path.name) and path.is_file():
+            path.unlink(missing_ok=True)
+            logger.info('removed %s, left by an interrupted save', path)
     return old

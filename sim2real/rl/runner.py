@@ -10,7 +10,7 @@ import time
 from collections import defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Callable, TYPE_CHECKING
 
 import torch
 from tqdm import tqdm
@@ -144,9 +144,11 @@ class OnPolicyRunner:
 
     def learn(
         self, max_iterations: int | None = None, max_seconds: float | None = None,
-        resume: bool = False,
+        resume: bool = False, stop_when: Callable[[dict], bool] | None = None,
     ) -> dict:
         """Train until max_iterations in total (default cfg) or max_seconds; return a summary.
+
+        stop_when(entry) is called with each iteration's logged metrics; True ends training.
 
         With resume=True the newest checkpoint in run_dir is loaded first (none: start fresh).
         The wall-clock limit is checked after each iteration; a checkpoint is saved at the end.
@@ -169,7 +171,7 @@ class OnPolicyRunner:
         try:
             with logging_redirect_tqdm():
                 self._train(total, start_s + max_seconds if max_seconds is not None else None,
-                            writer, bar)
+                            writer, bar, stop_when)
         finally:
             self.rng_state = torch.get_rng_state()
             self._learning = False
@@ -179,7 +181,8 @@ class OnPolicyRunner:
         return self._summary(wall_s, self.env_steps - start_steps)
 
     def _train(
-        self, total: int, deadline_s: float | None, writer: SummaryWriter, bar: tqdm
+        self, total: int, deadline_s: float | None, writer: SummaryWriter, bar: tqdm,
+        stop_when: Callable[[dict], bool] | None = None,
     ) -> None:
         """Reset the env and run iterations until total or the monotonic deadline, then save."""
         batch_steps = self.env.num_envs * self.ppo.cfg.num_steps_per_env
@@ -205,6 +208,9 @@ class OnPolicyRunner:
                 saved_at = self.iteration
             if deadline_s is not None and time.monotonic() >= deadline_s:
                 logger.info('wall-clock limit reached after iteration %d', self.iteration)
+                break
+            if stop_when is not None and stop_when(entry):
+                logger.info('stop condition met after iteration %d', self.iteration)
                 break
         if self.iteration > start_iteration and saved_at != self.iteration:
             self.save()

@@ -25,6 +25,13 @@ def load_floating_base(urdf: str | Path, physics_dt_s: float) -> mujoco.MjSpec:
     if base is None:
         raise UrdfError(f'{urdf}: no link named "{BASE_BODY}"')
     base.add_freejoint(name='root')
+    full = np.asarray(base.fullinertia)
+    if np.all(np.isfinite(full)) and not np.any(full[3:]):
+        # Diagonal URDF inertia: keep the body axes as the inertial axes. From fullinertia,
+        # MuJoCo sorts the principal moments and rotates the inertial frame (here 90 deg about
+        # y), so body_inertia would read (Izz, Iyy, Ixx) where consumers expect (x, y, z).
+        base.inertia = full[:3]
+        base.fullinertia = [np.nan, 0, 0, 0, 0, 0]
     spec.option.timestep = physics_dt_s
     spec.worldbody.add_geom(
         name='floor', type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05],
@@ -58,6 +65,16 @@ def add_rotor_actuators(spec: mujoco.MjSpec, rotors: RotorParams) -> None:
 def quadrotor_model(urdf: str | Path, physics_dt_s: float) -> tuple[mujoco.MjModel, RotorParams]:
     """Compiled quadrotor model and its rotor parameters, both from one URDF."""
     rotors = read_rotor_params(urdf)
+    # MuJoCo fuses links on fixed joints into base_link, so a rotor's mass would silently
+    # move the centre of mass; the subtree-mass check below cannot see it
+    root = parse_urdf(urdf)
+    rotor_links = {r.get('link') for r in root.find('sim2real').findall('rotor')}
+    for link in root.findall('link'):
+        mass = link.find('inertial/mass')
+        massive = mass is not None and float(mass.get('value', '0')) != 0.0
+        if link.get('name') in rotor_links and massive:
+            raise UrdfError(f'{urdf}: rotor link "{link.get("name")}" has mass; '
+                            'rotors must be massless')
     spec = load_floating_base(urdf, physics_dt_s)
     add_rotor_actuators(spec, rotors)
     model = spec.compile()

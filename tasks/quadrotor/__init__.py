@@ -9,7 +9,7 @@ def register_tasks() -> None:
     train = {'num_envs': 4096, 'max_iterations': 300, 'max_seconds': 480.0,
              'ppo': {'policy': PolicyCfg(init_noise_std=0.5, actor_hidden_dims=(64, 64),
                                          critic_hidden_dims=(128, 128)),
-                     'num_steps_per_env': 16, 'entropy_coef': 0.002, 'gamma': 0.995}}
+                     'num_steps_per_env': 24, 'entropy_coef': 0.002, 'gamma': 0.99}}
     register(TaskSpec('quadrotor-hover', quadrotor_hover_cfg,
                       'Crazyflie-class quadrotor: reach and hold a target, recover from tilt '
                       'and spin', train))

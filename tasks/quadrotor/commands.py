@@ -60,15 +60,16 @@ class SmoothTrajectory(HoverTarget):
         self._amp[env_ids] = _uniform(*self.amplitude_m, shape, rng) / k
         self._omega[env_ids] = 2 * math.pi * _uniform(*self.frequency_hz, shape, rng)
         self._phase[env_ids] = _uniform(0.0, 2 * math.pi, shape, rng)
-        self._evaluate(env_ids)
+        # t = 0: the env resets its episode time only after its commands are resampled
+        self._evaluate(env_ids, torch.zeros(len(env_ids)))
 
     def update(self, dt_s: float) -> None:
         """Move the reference to the current episode time."""
-        self._evaluate(torch.arange(self.env.num_envs))
+        self._evaluate(torch.arange(self.env.num_envs), self.env.episode_time_s.float())
 
-    def _evaluate(self, env_ids: torch.Tensor) -> None:
-        """Reference position and velocity of env_ids at their episode time."""
-        t = self.env.episode_time_s[env_ids].float()[:, None, None]
+    def _evaluate(self, env_ids: torch.Tensor, time_s: torch.Tensor) -> None:
+        """Reference position and velocity of env_ids at times time_s [s], (len(env_ids),)."""
+        t = time_s[:, None, None]
         arg = self._omega[env_ids] * t + self._phase[env_ids]
         self.pos_w[env_ids] = self.centre_w[env_ids] + (self._amp[env_ids] * arg.sin()).sum(-1)
         self.vel_w[env_ids] = (self._amp[env_ids] * self._omega[env_ids] * arg.cos()).sum(-1)

@@ -1,0 +1,1 @@
+"""Benchmarks: each prints one comparable line and returns figures for results.json."""

@@ -1,0 +1,46 @@
+"""`make bench`: every benchmark in one run, ratios against anchors measured in that run.
+
+Writes bench/out/results.json: raw figures under 'results', a flat 'ratios' map.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+import torch
+
+from bench.common import report, write_results
+from bench.env_throughput import env_vs_raw
+from bench.sb3_hover import sb3_time_to_success
+from bench.train_hover import time_to_success
+
+
+def main() -> None:
+    """Run the benchmarks and write results.json."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument('--quick', action='store_true', help='throughput only, no training')
+    parser.add_argument('--sb3-budget-s', type=float, default=None,
+                        help='SB3 time budget (default 3x sim2real time, at most 600 s)')
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    torch.set_num_threads(1)
+    results, ratios = {}, {}
+    results['env_vs_raw_quadrotor'] = env_vs_raw('quadrotor-hover')
+    ratios['env_vs_raw_quadrotor'] = results['env_vs_raw_quadrotor']['ratio']
+    if not args.quick:
+        ours = time_to_success()
+        results['train_hover_sim2real'] = ours
+        ratios['hover_wall_clock_to_90pct_s'] = ours['wall_s']
+        budget = args.sb3_budget_s or min(3.0 * ours['wall_s'], 600.0)
+        sb3 = sb3_time_to_success(budget)
+        results['train_hover_sb3'] = sb3
+        # > 1 means sim2real reaches the success level faster; a lower bound if SB3 did not
+        ratios['sb3_vs_sim2real_time_to_90pct_hover'] = sb3['wall_s'] / ours['wall_s']
+        results['sb3_ratio_is_lower_bound'] = not sb3['reached']
+    path = write_results(results, ratios)
+    report('results', str(path))
+
+
+if __name__ == '__main__':
+    main()

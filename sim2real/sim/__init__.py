@@ -1,0 +1,1 @@
+"""Simulation backends: batched MuJoCo (CPU), URDF to MJCF, actuator models."""

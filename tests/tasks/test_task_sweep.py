@@ -1,0 +1,147 @@
+"""Every registered task builds, steps, is deterministic and exports a consistent contract."""
+
+import pytest
+import torch
+
+from sim2real.contract import Contract
+from sim2real.mdp.contract import contract_from_env
+from sim2real.mdp.serialize import to_plain
+from sim2real.tasks import get_task, make_env_cfg, task_names
+
+NUM_ENVS = 8
+POLICY_TERMS = {
+    # name: size; hover 3 + 9 + 3 + 3 + 4 = 22, track adds the reference velocity: 25
+    'quadrotor-hover': [('position_error_w', 3), ('rotation_matrix', 9), ('lin_vel_b', 3),
+                        ('ang_vel_b', 3), ('last_action', 4)],
+    'quadrotor-track': [('position_error_w', 3), ('rotation_matrix', 9), ('lin_vel_b', 3),
+                        ('ang_vel_b', 3), ('last_action', 4), ('reference_velocity_w', 3)],
+}
+
+
+def _actions(steps, seed=0):
+    """Uniform random actions in [-1, 1], (steps, 8, 4)."""
+    gen = torch.Generator().manual_seed(seed)
+    return torch.rand(steps, NUM_ENVS, 4, generator=gen) * 2 - 1
+
+
+def test_registry_lists_the_quadrotor_tasks():
+    """task_names() is sorted and holds the two quadrotor tasks; unknown names list them."""
+    assert task_names() == ['quadrotor-hover', 'quadrotor-track']
+    with pytest.raises(KeyError, match='registered tasks: quadrotor-hover, quadrotor-track'):
+        get_task('quadrotor-flip')
+
+
+@pytest.mark.parametrize('task', task_names())
+def test_task_builds_and_steps_finite(make_env, task):
+    """8 envs reset and take 30 random steps with finite obs of obs_dims and (8,) rewards."""
+    env = make_env(task, num_envs=NUM_ENVS)
+    obs = env.reset(seed=1)
+    expected_policy = sum(size for _, size in POLICY_TERMS[task])
+    assert env.obs_dims['policy'] == expected_policy
+    assert env.obs_dims['critic'] == expected_policy + 13   # + physical_params
+    for step_actions in _actions(30):
+        for group, dim in env.obs_dims.items():
+            assert obs[group].shape == (NUM_ENVS, dim)
+            assert torch.isfinite(obs[group]).all()
+        obs, rewards, terminated, truncated, extras = env.step(step_actions)
+        assert rewards.shape == (NUM_ENVS,) and torch.isfinite(rewards).all()
+        assert terminated.dtype == truncated.dtype == torch.bool
+        assert not (terminated & truncated).any()
+        assert isinstance(extras['log'], dict)
+    assert env.num_actions == 4
+
+
+@pytest.mark.parametrize('task', task_names())
+def test_play_config_has_no_disturbance_or_noise(make_env, task):
+    """play=True drops 'disturbance' and policy noise: two resets with one seed are identical."""
+    cfg = make_env_cfg(task, play=True)
+    assert 'disturbance' not in cfg.events
+    assert 'disturbance' in make_env_cfg(task).events
+    assert not cfg.observations['policy'].add_noise
+    env = make_env(task, num_envs=NUM_ENVS, play=True)
+    assert all(t.noise_std == 0.0 for t in contract_from_env(env).observations)
+    first = env.reset(seed=5)['policy'].clone()
+    for step_actions in _actions(3):
+        env.step(step_actions)
+    second = env.reset(seed=5)['policy']
+    torch.testing.assert_close(second, first, rtol=0, atol=0)
+    # noise off: the observation is the exact (scaled, clipped) state, e.g. a unit rotation
+    rot = first[:, 3:12].reshape(NUM_ENVS, 3, 3)
+    eye = torch.eye(3).expand(NUM_ENVS, 3, 3)
+    torch.testing.assert_close(rot @ rot.transpose(1, 2), eye, rtol=0, atol=1e-5)
+
+
+def test_training_config_observation_noise_is_on(make_env):
+    """Without play the hover policy obs are noisy: its rotation rows are no longer orthonormal."""
+    env = make_env('quadrotor-hover', num_envs=NUM_ENVS)
+    rot = env.reset(seed=5)['policy'][:, 3:12].reshape(NUM_ENVS, 3, 3)
+    eye = torch.eye(3).expand(NUM_ENVS, 3, 3)
+    assert (rot @ rot.transpose(1, 2) - eye).abs().max() > 1e-3
+
+
+@pytest.mark.parametrize('task', task_names())
+def test_same_seed_same_observations(make_env, task):
+    """Two envs with one seed give identical observations after 10 identical random steps."""
+    first, second = (make_env(task, num_envs=NUM_ENVS) for _ in range(2))
+    for step_actions in _actions(10):
+        obs_a = first.step(step_actions)[0]
+        obs_b = second.step(step_actions)[0]
+    for group in obs_a:
+        torch.testing.assert_close(obs_a[group], obs_b[group], rtol=0, atol=0)
+    assert not torch.equal(obs_a['policy'], first.reset(seed=99)['policy'])
+
+
+def test_reseeded_reset_reproduces_episodes_despite_history(make_env):
+    """reset(seed=5) then 150 steps match between a fresh env and one with 190 steps of past."""
+    fresh, used = (make_env('quadrotor-hover', num_envs=NUM_ENVS) for _ in range(2))
+    gen = torch.Generator().manual_seed(1)
+    actions = [torch.rand(NUM_ENVS, 4, generator=gen) * 0.2 - 0.1 for _ in range(190)]
+    for step_actions in actions:
+        used.step(step_actions)
+    torch.testing.assert_close(used.reset(seed=5)['policy'], fresh.reset(seed=5)['policy'],
+                               rtol=0, atol=0)
+    # 1.5 s: long enough for the 1-3 s disturbance timers to fire
+    for step_actions in actions[:150]:
+        obs_fresh = fresh.step(step_actions)[0]
+        obs_used = used.step(step_actions)[0]
+    torch.testing.assert_close(obs_used['policy'], obs_fresh['policy'], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize('task', task_names())
+def test_contract_lists_policy_terms_in_order(make_env, task):
+    """The contract's terms are the policy group in order, sizes summing to obs_dims['policy']."""
+    env = make_env(task, num_envs=NUM_ENVS)
+    contract = contract_from_env(env)
+    assert [(t.name, t.size) for t in contract.observations] == POLICY_TERMS[task]
+    assert contract.observation_size == env.obs_dims['policy']
+    assert contract.task == task and contract.robot == 'crazyflie21'
+    # rates follow the task config (e.g. 0.002 s x 5 -> 100 Hz policy, 500 Hz physics)
+    assert contract.policy_rate_hz == pytest.approx(
+        1.0 / (env.cfg.physics_dt_s * env.cfg.decimation))
+    assert contract.physics_rate_hz == pytest.approx(1.0 / env.cfg.physics_dt_s)
+    assert contract.action.kind == 'thrust_body_rates' and contract.action.size == 4
+    assert contract.robot_params['mass_kg'] == 0.027
+    # inertia in body axes (roll, pitch, yaw) as the deploy-side rate controller reads it
+    assert contract.robot_params['inertia_kg_m2'] == pytest.approx(
+        [1.657171e-5, 1.6655602e-5, 2.9261652e-5])
+    assert contract.robot_params['hover_thrust_n'] == pytest.approx(0.26487)
+    text = contract.to_json()   # robot_params tuples become lists, so compare as JSON
+    assert Contract.from_json(text).to_json() == text
+
+
+def test_rotor_speeds_action_contract(make_env):
+    """action='rotor_speeds' exports kind rotor_speeds with the speed range 0..2272.63 rad/s."""
+    env = make_env('quadrotor-hover', num_envs=NUM_ENVS, action='rotor_speeds')
+    spec = contract_from_env(env).action
+    assert spec.kind == 'rotor_speeds'
+    assert spec.params['min_speed_rad_s'] == 0.0
+    assert spec.params['max_speed_rad_s'] == pytest.approx(2272.628, abs=1e-3)
+
+
+@pytest.mark.parametrize('task', task_names())
+def test_config_serializes_to_plain_data(task):
+    """to_plain turns the config into dicts/lists/strings; term functions become module:name."""
+    plain = to_plain(make_env_cfg(task))
+    assert plain['task'] == task
+    assert plain['rewards']['alive']['func'] == 'sim2real.tasks.quadrotor.mdp:alive'
+    assert plain['events']['mass']['params']['value_range'] == [0.8, 1.2]

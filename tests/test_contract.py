@@ -1,0 +1,115 @@
+"""The deployment contract: JSON round trip and errors that name the field at fault."""
+
+import json
+
+import pytest
+
+from sim2real.contract import (
+    ActionSpec, Contract, CONTRACT_VERSION, ContractError, file_sha256, ObservationTermSpec)
+
+
+@pytest.fixture
+def contract():
+    """A small contract with three observation terms of different history lengths."""
+    return Contract(
+        task='quadrotor-hover', robot='crazyflie21', urdf_sha256='ab' * 32,
+        policy_rate_hz=100.0, physics_rate_hz=500.0, joint_names=[],
+        default_joint_pos_rad=[],
+        observations=[
+            ObservationTermSpec('position_error_w', 3, clip=2.0, noise_std=0.01),
+            ObservationTermSpec('rotation_matrix', 9, history_length=2),
+            ObservationTermSpec('last_action', 4, scale=0.5, history_length=3)],
+        action=ActionSpec('thrust_body_rates', 4, params={'max_body_rate_rad_s': 6.0}),
+        robot_params={'mass_kg': 0.027})
+
+
+def _raw(contract):
+    """The contract as a mutable JSON dict."""
+    return json.loads(contract.to_json())
+
+
+def test_json_round_trip_is_equal(contract):
+    """from_json(to_json(c)) == c, and serializing again gives the same string."""
+    text = contract.to_json()
+    back = Contract.from_json(text)
+    assert back == contract
+    assert isinstance(back.observations[1], ObservationTermSpec)
+    assert isinstance(back.action, ActionSpec)
+    assert back.to_json() == text
+
+
+def test_observation_size_sums_size_times_history(contract):
+    """observation_size = 3*1 + 9*2 + 4*3 = 33."""
+    assert contract.observation_size == 33
+
+
+def test_unknown_observation_field_is_named(contract):
+    """A misspelt field 'sclae' in observations[0] is reported with its place and name."""
+    raw = _raw(contract)
+    raw['observations'][0]['sclae'] = 2.0
+    with pytest.raises(ContractError) as info:
+        Contract.from_json(json.dumps(raw))
+    assert str(info.value) == "observations[0]: unknown field(s) ['sclae']"
+
+
+@pytest.mark.parametrize('where, message', [
+    ('contract', "contract: unknown field(s) ['extra']"),
+    ('action', "action: unknown field(s) ['extra']"),
+])
+def test_unknown_top_level_and_action_fields_are_named(contract, where, message):
+    """Unknown fields at the top level and in the action spec name their place."""
+    raw = _raw(contract)
+    (raw if where == 'contract' else raw['action'])['extra'] = 1
+    with pytest.raises(ContractError) as info:
+        Contract.from_json(json.dumps(raw))
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize('version', [CONTRACT_VERSION + 1, None, '1'])
+def test_wrong_version_is_rejected_naming_version(contract, version):
+    """A version other than the integer CONTRACT_VERSION (1) is refused, naming 'version'."""
+    raw = _raw(contract)
+    raw['version'] = version
+    with pytest.raises(ContractError) as info:
+        Contract.from_json(json.dumps(raw))
+    assert f'contract field "version" is {version!r}' in str(info.value)
+
+
+def test_missing_version_is_rejected(contract):
+    """A contract without 'version' is refused (read as None)."""
+    raw = _raw(contract)
+    del raw['version']
+    with pytest.raises(ContractError, match='"version" is None'):
+        Contract.from_json(json.dumps(raw))
+
+
+@pytest.mark.parametrize('path, where, name', [
+    (('observations', 1, 'size'), 'observations[1]', 'size'),
+    (('action', 'kind'), 'action', 'kind'),
+    (('robot',), 'contract', 'robot'),
+])
+def test_missing_required_field_is_named(contract, path, where, name):
+    """Deleting a required field (size, kind, robot) raises an error naming place and field."""
+    raw = _raw(contract)
+    parent = raw
+    for key in path[:-1]:
+        parent = parent[key]
+    del parent[path[-1]]
+    with pytest.raises(ContractError) as info:
+        Contract.from_json(json.dumps(raw))
+    assert str(info.value).startswith(f'{where}: ')
+    assert f"'{name}'" in str(info.value)
+
+
+def test_invalid_json_is_contract_error():
+    """Text that is not JSON raises ContractError, not a JSONDecodeError."""
+    with pytest.raises(ContractError, match='not valid JSON'):
+        Contract.from_json('{"task": ')
+
+
+def test_file_sha256_of_known_bytes(tmp_path):
+    """file_sha256 of b'abc' is the FIPS 180-2 test vector ba7816bf...f20015ad."""
+    path = tmp_path / 'abc.bin'
+    path.write_bytes(b'abc')
+    assert file_sha256(path) == (
+        'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad')
