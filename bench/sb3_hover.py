@@ -11,6 +11,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecEnv
 
 from bench.common import report
+from bench.train_hover import PeriodicEval
 from sim2real.training import build_env
 
 
@@ -26,7 +27,6 @@ class SB3VecEnv(VecEnv):
         act_space = gym.spaces.Box(-1.0, 1.0, (env.num_actions,), np.float32)
         super().__init__(env.num_envs, obs_space, act_space)
         self._actions = None
-        self.successes: list[float] = []
 
     def reset(self):
         """Reset all envs; returns the observations."""
@@ -46,8 +46,6 @@ class SB3VecEnv(VecEnv):
             for i in np.flatnonzero(done):
                 infos[i] = {'terminal_observation': final[i],
                             'TimeLimit.truncated': bool(truncated[i])}
-            if 'episode/success' in extras['log']:
-                self.successes.append(extras['log']['episode/success'])
         return obs['policy'].numpy(), rewards.numpy(), done, infos
 
     def close(self):
@@ -70,38 +68,51 @@ class SB3VecEnv(VecEnv):
 
 
 class _StopAtSuccess(BaseCallback):
-    """Stops SB3 training once the recent success rate reaches the target or time runs out."""
+    """Evaluates SB3's deterministic policy every few rollouts; stops at the target."""
 
-    def __init__(self, venv: SB3VecEnv, target: float, deadline_s: float):
+    def __init__(self, check, every: int, deadline_s: float):
+        """check: a PeriodicEval; every: rollouts between evaluations."""
         super().__init__()
-        self.venv, self.target, self.deadline_s = venv, target, deadline_s
-        self.reached_at_s = None
+        self.check, self.every, self.deadline_s = check, every, deadline_s
+        self.rollouts = 0
+        self.reached = False
 
     def _on_step(self) -> bool:
-        recent = self.venv.successes[-20:]
-        if len(recent) == 20 and np.mean(recent) >= self.target:
-            self.reached_at_s = time.monotonic()
-            return False
-        return time.monotonic() < self.deadline_s
+        """Continue until the wall-clock budget is spent."""
+        return time.monotonic() - self.check.eval_s < self.deadline_s
+
+    def _on_rollout_end(self) -> None:
+        """Evaluate (not timed) and remember whether the target was reached."""
+        self.rollouts += 1
+        if self.rollouts % self.every:
+            return
+        entry = {'iteration': self.rollouts, 'env_steps': int(self.model.num_timesteps)}
+        self.reached = self.reached or self.check(entry)
+        if self.reached:
+            self.model.stop_training = True
 
 
 def sb3_time_to_success(budget_s: float, seed: int = 0, num_envs: int = 1024,
-                        target: float = 0.9) -> dict:
-    """SB3 PPO wall clock to target success on quadrotor-hover, capped at budget_s."""
+                        target: float = 0.9, eval_every: int = 10) -> dict:
+    """SB3 PPO wall clock to target eval success on quadrotor-hover, capped at budget_s."""
     env = build_env('quadrotor-hover', seed=seed, num_envs=num_envs)
     venv = SB3VecEnv(env)
-    model = PPO('MlpPolicy', venv, n_steps=32, batch_size=8192, n_epochs=5, gamma=0.99,
+    model = PPO('MlpPolicy', venv, n_steps=32, batch_size=8192, n_epochs=5, gamma=0.995,
                 learning_rate=3e-4, seed=seed, device='cpu', verbose=0,
                 policy_kwargs={'net_arch': [64, 64]})
+
+    def policy(obs):
+        actions, _ = model.predict(obs.numpy(), deterministic=True)
+        return torch.as_tensor(actions)
+    check = PeriodicEval(lambda: policy, 1, target)
     start = time.monotonic()
-    callback = _StopAtSuccess(venv, target, start + budget_s)
+    callback = _StopAtSuccess(check, eval_every, start + budget_s)
     model.learn(total_timesteps=10 ** 10, callback=callback)
-    wall_s = time.monotonic() - start
-    reached = callback.reached_at_s is not None
-    out = {'wall_s': wall_s, 'reached': reached, 'env_steps': int(model.num_timesteps),
-           'last_success': float(np.mean(venv.successes[-20:])) if venv.successes else 0.0,
-           'num_envs': num_envs}
-    report('train_hover[sb3]', f"{'reached' if reached else 'NOT reached'} {target:.0%} "
-           f"success in {wall_s:.0f} s ({out['env_steps']:,} steps, last success "
-           f"{out['last_success']:.3f})")
+    wall_s = time.monotonic() - start - check.eval_s
+    last = check.checks[-1]['success_rate'] if check.checks else 0.0
+    out = {'wall_s': wall_s, 'reached': callback.reached, 'env_steps': int(model.num_timesteps),
+           'last_success': last, 'num_envs': num_envs, 'checks': check.checks}
+    report('train_hover[sb3]', f"{'reached' if callback.reached else 'NOT reached'} "
+           f'{target:.0%} eval success in {wall_s:.0f} s ({out["env_steps"]:,} steps, last '
+           f'eval success {last:.3f})')
     return out

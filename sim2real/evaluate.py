@@ -83,8 +83,8 @@ def rollout_episodes(env: RLEnv, policy: Policy) -> dict:
 
 
 def evaluate(policy_path: str | Path, episodes: int, seed: int = 12345,
-             play: bool = False) -> dict:
-    """Evaluate an ONNX file or a run directory's newest checkpoint."""
+             play: bool = False, video: str | Path | None = None) -> dict:
+    """Evaluate an ONNX file or a run directory's newest checkpoint (optionally a GIF)."""
     path = Path(policy_path)
     if path.is_dir():
         model, config = load_run(path)
@@ -103,4 +103,7 @@ def evaluate(policy_path: str | Path, episodes: int, seed: int = 12345,
     result = {'task': task, 'policy': str(path), 'source': source, 'seed': seed,
               'randomization': 'play' if play else 'full'}
     result.update(rollout_episodes(env, policy))
+    if video is not None:
+        from sim2real.render import record_rollout
+        result['video'] = str(record_rollout(env, policy, video))
     return result

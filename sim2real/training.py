@@ -107,7 +107,8 @@ def train(args: TrainArgs, run_dir: str | os.PathLike, resume: bool = False,
     runner_cfg = RunnerCfg(max_iterations=max_iterations, seed=args.seed,
                            save_interval=args.save_interval or defaults.get(
                                'save_interval', 25),
-                           progress_bar=progress_bar)
+                           progress_bar=progress_bar,
+                           learn_threads=defaults.get('learn_threads'))
     config = {'args': dataclasses.asdict(args), 'num_envs': num_envs,
               'ppo': to_plain(ppo_cfg), 'runner': to_plain(runner_cfg),
               'obs_dims': env.obs_dims, 'num_actions': env.num_actions,

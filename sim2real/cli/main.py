@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 
 log = logging.getLogger('sim2real')
@@ -45,8 +46,11 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     """Evaluate a policy and print its metrics."""
+    if args.video and 'MUJOCO_GL' not in os.environ and not os.environ.get('DISPLAY'):
+        os.environ['MUJOCO_GL'] = 'osmesa'  # offscreen; must be set before mujoco loads
     from sim2real.evaluate import evaluate
-    result = evaluate(args.policy, args.episodes, seed=args.seed, play=args.play)
+    result = evaluate(args.policy, args.episodes, seed=args.seed, play=args.play,
+                      video=args.video)
     if args.json:
         sys.stdout.write(json.dumps(result, sort_keys=True) + '\n')
     else:
@@ -100,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--seed', type=int, default=12345, help='evaluation seed')
     p.add_argument('--play', action='store_true', help='without disturbances and noise')
     p.add_argument('--json', action='store_true', help='print one JSON object')
+    p.add_argument('--video', default=None, help='also record one episode to this GIF file')
     p.set_defaults(func=_cmd_eval)
     return parser
 

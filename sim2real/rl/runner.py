@@ -53,6 +53,8 @@ class RunnerCfg:
     """final_return averages the episode return over the last this many logged iterations."""
     progress_bar: bool = True
     """Show a tqdm progress bar."""
+    learn_threads: int | None = None
+    """torch threads during the PPO update (None: leave as set); collection keeps its own."""
 
 
 def _plain(config: dict) -> dict:
@@ -192,7 +194,7 @@ class OnPolicyRunner:
             tic = time.monotonic()
             obs, episode_stats = self._collect(obs)
             collect_s = time.monotonic() - tic
-            metrics = self.ppo.update()
+            metrics = self._update()
             learn_s = time.monotonic() - tic - collect_s
             self.iteration += 1
             self.env_steps += batch_steps
@@ -214,6 +216,17 @@ class OnPolicyRunner:
                 break
         if self.iteration > start_iteration and saved_at != self.iteration:
             self.save()
+
+    def _update(self) -> dict[str, float]:
+        """PPO update, on learn_threads torch threads when configured."""
+        if self.cfg.learn_threads is None:
+            return self.ppo.update()
+        collect_threads = torch.get_num_threads()
+        torch.set_num_threads(self.cfg.learn_threads)
+        try:
+            return self.ppo.update()
+        finally:
+            torch.set_num_threads(collect_threads)
 
     def _record(
         self, metrics: dict[str, float], episode_stats: dict[str, float], batch_steps: int,

@@ -37,6 +37,9 @@ def load_floating_base(urdf: str | Path, physics_dt_s: float) -> mujoco.MjSpec:
         name='floor', type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05],
         friction=[1.0, 0.005, 0.0001])
     spec.worldbody.add_light(pos=[0, 0, 4], dir=[0, 0, -1])
+    spec.worldbody.add_camera(
+        name='chase', pos=[1.2, -1.2, 2.2], mode=mujoco.mjtCamLight.mjCAMLIGHT_TARGETBODYCOM,
+        targetbody=BASE_BODY)
     base.add_site(name=IMU_SITE, pos=[0, 0, 0])
     spec.add_sensor(name='gyro', type=mujoco.mjtSensor.mjSENS_GYRO,
                     objtype=mujoco.mjtObj.mjOBJ_SITE, objname=IMU_SITE)

@@ -26,6 +26,11 @@ class _DelayedAction:
         self._rows = torch.arange(n)
         self.scene.actuator.mode = self.kind
 
+    @property
+    def history(self) -> torch.Tensor:
+        """Last clipped outputs, newest first, (N, max delay + 1, 4)."""
+        return self._history
+
     def reset(self, env_ids: torch.Tensor) -> None:
         """Zero the history and draw new delays for env_ids."""
         self.last_action[env_ids] = 0.0

@@ -12,12 +12,12 @@ from sim2real.mdp.events import sample_uniform
 def reset_around_target(env, env_ids: torch.Tensor, offset_m: float, min_height_m: float,
                         max_tilt_rad: float, lin_vel_m_s: float, ang_vel_rad_s: float,
                         command: str = 'target') -> None:
-    """Start near the reference with a random attitude (tilt up to max, any yaw) and spin."""
+    """Start near the reference: tilt ~ U(0, max) about a random axis, any yaw, and spin."""
     n = len(env_ids)
     target = env.command(command).pos_w[env_ids].double()
     pos = target + sample_uniform(env, -offset_m, offset_m, (n, 3))
     pos[:, 2] = pos[:, 2].clamp(min=min_height_m)
-    tilt = max_tilt_rad * torch.sqrt(sample_uniform(env, 0.0, 1.0, (n,)))
+    tilt = sample_uniform(env, 0.0, max_tilt_rad, (n,))
     tilt_axis = sample_uniform(env, 0.0, 2 * math.pi, (n,))
     yaw = sample_uniform(env, -math.pi, math.pi, (n,))
     quat = _quat_yaw_then_tilt(yaw, tilt_axis, tilt)

@@ -41,6 +41,15 @@ def last_action(env) -> torch.Tensor:
     return env.action_term.last_action
 
 
+def action_history(env) -> torch.Tensor:
+    """The policy's last clipped outputs, newest first, (N, 4 * (max action delay + 1)).
+
+    With an action delay of up to d ticks, the last d + 1 outputs include every command
+    still in flight, so the policy can account for what it has already asked for.
+    """
+    return env.action_term.history.flatten(1)
+
+
 def physical_params(env) -> torch.Tensor:
     """Privileged: mass, inertia, thrust scales, motor lag, delay, external force, (N, 13)."""
     scene = env.scene

@@ -19,11 +19,11 @@ def vec_env(make_env):
 
 
 def test_spaces(vec_env):
-    """Spaces: Box (8, 22) observations (hover policy group) and Box [-1, 1]^(8, 4) actions."""
+    """Spaces: Box (8, 30) observations (hover policy group) and Box [-1, 1]^(8, 4) actions."""
     assert isinstance(vec_env, gym.vector.VectorEnv)
     assert vec_env.num_envs == NUM_ENVS
-    assert vec_env.single_observation_space.shape == (22,)
-    assert vec_env.observation_space.shape == (NUM_ENVS, 22)
+    assert vec_env.single_observation_space.shape == (30,)
+    assert vec_env.observation_space.shape == (NUM_ENVS, 30)
     assert vec_env.action_space.shape == (NUM_ENVS, 4)
     assert (vec_env.single_action_space.low == -1).all()
     assert (vec_env.single_action_space.high == 1).all()
@@ -33,20 +33,20 @@ def test_reset_returns_obs_and_info(vec_env):
     """reset(seed) returns (obs, info) with obs in observation_space; same seed, same obs."""
     obs, info = vec_env.reset(seed=3)
     assert isinstance(info, dict)
-    assert obs.dtype == np.float32 and obs.shape == (NUM_ENVS, 22)
+    assert obs.dtype == np.float32 and obs.shape == (NUM_ENVS, 30)
     assert vec_env.observation_space.contains(obs)
     again, _ = vec_env.reset(seed=3)
     np.testing.assert_array_equal(obs, again)
 
 
 def test_step_returns_five_tuple(vec_env):
-    """step(sample) returns obs (8, 22), rewards (8,), bool terminations/truncations, a dict."""
+    """step(sample) returns obs (8, 30), rewards (8,), bool terminations/truncations, a dict."""
     vec_env.reset(seed=0)
     vec_env.action_space.seed(0)
     result = vec_env.step(vec_env.action_space.sample())
     assert len(result) == 5
     obs, rewards, terminated, truncated, infos = result
-    assert obs.shape == (NUM_ENVS, 22) and vec_env.observation_space.contains(obs)
+    assert obs.shape == (NUM_ENVS, 30) and vec_env.observation_space.contains(obs)
     assert rewards.shape == (NUM_ENVS,) and np.isfinite(rewards).all()
     assert terminated.shape == truncated.shape == (NUM_ENVS,)
     assert terminated.dtype == truncated.dtype == np.bool_
@@ -54,7 +54,7 @@ def test_step_returns_five_tuple(vec_env):
 
 
 def test_final_obs_when_every_env_times_out(vec_env):
-    """At the 5th step all episodes time out: final_obs is (8,) of (22,) float32 last obs."""
+    """At the 5th step all episodes time out: final_obs is (8,) of (30,) float32 last obs."""
     vec_env.reset(seed=0)
     zeros = np.zeros((NUM_ENVS, 4), np.float32)
     for _ in range(4):
@@ -65,7 +65,7 @@ def test_final_obs_when_every_env_times_out(vec_env):
     assert infos['_final_obs'].tolist() == [True] * NUM_ENVS
     assert infos['final_obs'].shape == (NUM_ENVS,)
     for row in infos['final_obs']:
-        assert row.dtype == np.float32 and row.shape == (22,) and np.isfinite(row).all()
+        assert row.dtype == np.float32 and row.shape == (30,) and np.isfinite(row).all()
     final = np.stack(list(infos['final_obs']))
     # the returned obs already belongs to the new episode, drawn at a new start position
     assert not np.allclose(final[:, :3], obs[:, :3])
@@ -84,5 +84,5 @@ def test_final_obs_only_for_the_crashed_env(vec_env):
     assert infos['_final_obs'].tolist() == expected
     assert infos['final_obs'].shape == (NUM_ENVS,)
     assert [row is None for row in infos['final_obs']] == [not e for e in expected]
-    assert infos['final_obs'][2].shape == (22,)
+    assert infos['final_obs'][2].shape == (30,)
     assert infos['log']['termination/crash'] == 1.0

@@ -25,8 +25,8 @@ TASKS = ('quadrotor-hover', 'quadrotor-track')
 TIMING_KEYS = ('wall_s', 'steps_per_s')
 CONTRACT_KEY = 'sim2real.contract'
 # policy observation terms of quadrotor-hover: position error 3, rotation matrix 9,
-# linear velocity 3, angular velocity 3, last action 4
-HOVER_OBS_SIZE = 3 + 9 + 3 + 3 + 4
+# linear velocity 3, angular velocity 3, the last 3 actions 3 x 4
+HOVER_OBS_SIZE = 3 + 9 + 3 + 3 + 12
 # the run shared by several tests (see `hover_run`)
 BASE_ENVS, BASE_ITERATIONS, EPISODES = 64, 3, 8
 
@@ -336,3 +336,16 @@ def test_unknown_task_and_bad_action_are_rejected(tmp_path):
     assert "invalid choice: 'thrust_bodyrates'" in proc.stderr
     assert proc.stderr.startswith('usage: sim2real train')
     assert not (tmp_path / 'run').exists()
+
+
+def test_eval_video_writes_an_animated_gif(hover_run, tmp_path):
+    """eval --video renders one 7 s episode offscreen: a GIF with one frame per 40 ms."""
+    gif = tmp_path / 'rollout.gif'
+    result = json_line(run_cli('eval', hover_run['onnx'], '--episodes', '2', '--json',
+                               '--video', gif, cwd=tmp_path).stdout)
+    assert result['video'] == str(gif)
+    from PIL import Image
+    with Image.open(gif) as image:
+        assert image.format == 'GIF' and image.size == (480, 360)
+        # 25 fps over a 7 s episode of 100 Hz policy steps: every 4th of 699 steps
+        assert image.n_frames == 175

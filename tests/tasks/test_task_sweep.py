@@ -10,11 +10,12 @@ from sim2real.tasks import get_task, make_env_cfg, task_names
 
 NUM_ENVS = 8
 POLICY_TERMS = {
-    # name: size; hover 3 + 9 + 3 + 3 + 4 = 22, track adds the reference velocity: 25
+    # name: size; hover 3 + 9 + 3 + 3 + 3 x 4 (actions of the last 3 ticks) = 30, track adds
+    # the reference velocity: 33
     'quadrotor-hover': [('position_error_w', 3), ('rotation_matrix', 9), ('lin_vel_b', 3),
-                        ('ang_vel_b', 3), ('last_action', 4)],
+                        ('ang_vel_b', 3), ('action_history', 12)],
     'quadrotor-track': [('position_error_w', 3), ('rotation_matrix', 9), ('lin_vel_b', 3),
-                        ('ang_vel_b', 3), ('last_action', 4), ('reference_velocity_w', 3)],
+                        ('ang_vel_b', 3), ('action_history', 12), ('reference_velocity_w', 3)],
 }
 
 
