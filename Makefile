@@ -17,12 +17,12 @@ PYTEST_ARGS ?=
 all: test
 
 # The stamp is rebuilt when the packaging changes; delete it (or the venv) to force a reinstall.
-$(STAMP): setup.py setup.cfg
+$(STAMP): setup.py setup.cfg Makefile
 	@$(MAKE) --no-print-directory osmesa
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip setuptools wheel
 	$(PIP) install -q torch==$(TORCH_VERSION)
-	$(PIP) install -q -e '.[train,dev]'
+	$(PIP) install -q -e '.[train,deploy,dev]'
 	touch $@
 
 # Offscreen MuJoCo rendering (MUJOCO_GL=osmesa) needs Debian's libosmesa6. Installed only if

@@ -36,6 +36,8 @@ class ObservationTermSpec:
     """Standard deviation of the additive Gaussian noise used in training (after scaling)."""
     history_length: int = 1
     """Number of stacked steps, oldest first."""
+    doc: str = ''
+    """What the term holds, with units and frame (the term function's docstring)."""
 
 
 @dataclass

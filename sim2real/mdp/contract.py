@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 
 from sim2real.contract import Contract, ObservationTermSpec
 
@@ -13,7 +14,8 @@ def contract_from_env(env) -> Contract:
     sizes = env.observations.term_sizes['policy']
     observations = [
         ObservationTermSpec(name=name, size=sizes[name], scale=term.scale, clip=term.clip,
-                            noise_std=term.noise_std if group.add_noise else 0.0)
+                            noise_std=term.noise_std if group.add_noise else 0.0,
+                            doc=inspect.getdoc(term.func) or '')
         for name, term in group.terms.items()]
     scene = env.scene
     robot_params = {

@@ -70,7 +70,7 @@ def quadrotor_hover_cfg(action: str = 'thrust_body_rates', play: bool = False) -
             'tilt': RewardTermCfg(mdp.tilt, weight=-0.2),
             'ang_vel': RewardTermCfg(mdp.ang_vel_l2sq, weight=-0.01),
             'action_rate': RewardTermCfg(mdp.action_rate_l2sq, weight=-0.05),
-            'crash': RewardTermCfg(mdp.is_terminated, weight=-300.0),
+            'crash': RewardTermCfg(mdp.is_terminated, weight=-100.0),
         },
         terminations={
             'time_out': TerminationTermCfg(mdp.time_out, time_out=True),
