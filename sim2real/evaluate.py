@@ -62,10 +62,11 @@ def rollout_episodes(env: RLEnv, policy: Policy) -> dict:
     error = torch.full((n,), math.nan)
     crashed = torch.zeros(n, dtype=torch.bool)
     metrics = env.metrics
+    finished_before = metrics.finished.clone()  # the env may have run episodes before
     with torch.no_grad():
         for _ in range(env.max_episode_length):
             obs, _, terminated, _, _ = env.step(policy(obs['policy']))
-            new = (metrics.finished > 0) & ~captured
+            new = (metrics.finished > finished_before) & ~captured
             success[new] = metrics.last_success[new]
             error[new] = metrics.last_error_m[new]
             crashed[new] = terminated[new]
