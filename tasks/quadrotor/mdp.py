@@ -36,11 +36,6 @@ def ang_vel_b(env) -> torch.Tensor:
     return env.scene.ang_vel_b
 
 
-def last_action(env) -> torch.Tensor:
-    """The policy's previous clipped output, (N, 4)."""
-    return env.action_term.last_action
-
-
 def action_history(env) -> torch.Tensor:
     """The policy's last clipped outputs, newest first, (N, 4 * (max action delay + 1)).
 
