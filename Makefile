@@ -22,7 +22,7 @@ $(STAMP): setup.py setup.cfg Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip setuptools wheel
 	$(PIP) install -q torch==$(TORCH_VERSION)
-	$(PIP) install -q -e '.[train,deploy,dev]'
+	$(PIP) install -q -e '.[train,deploy,ros,dev]'
 	touch $@
 
 # Offscreen MuJoCo rendering (MUJOCO_GL=osmesa) needs Debian's libosmesa6. Installed only if
@@ -46,6 +46,8 @@ demo: $(STAMP)
 	$(SIM2REAL) train quadrotor-hover --run-dir $(DEMO_DIR) --seed 0
 	$(SIM2REAL) export $(DEMO_DIR)
 	$(SIM2REAL) eval $(DEMO_DIR)/policy.onnx --episodes 256 --json
+	$(SIM2REAL) hil quadrotor --policy $(DEMO_DIR)/policy.onnx --faults all --json \
+	    --log-dir $(DEMO_DIR)/hil
 
 test: $(STAMP)
 	$(PY) -m flake8

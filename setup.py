@@ -104,7 +104,7 @@ setup(
     version=VERSION,
     description=(
         'Train robot control policies in MuJoCo, export them to ONNX with their '
-        'observation/action contract, and run them (ROS 2 Jazzy node planned).'
+        'observation/action contract, and run them on robots through a ROS 2 node.'
     ),
     long_description=_read('README.md'),
     long_description_content_type='text/markdown',
@@ -173,6 +173,8 @@ setup(
     entry_points={
         'console_scripts': [
             'sim2real = sim2real.cli.main:main',
+            'policy_node = sim2real.deploy.policy_node:main',
+            'sim_bridge = sim2real.deploy.sim_bridge:main',
         ],
     },
 )

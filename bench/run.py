@@ -11,6 +11,7 @@ import logging
 import torch
 
 from bench.common import report, write_results
+from bench.deploy_loop import deploy_loop
 from bench.env_throughput import env_vs_raw
 from bench.sb3_hover import sb3_time_to_success
 from bench.train_hover import time_to_success
@@ -24,12 +25,22 @@ def main() -> None:
                         help='wall-clock cap of the sim2real time-to-success run')
     parser.add_argument('--sb3-budget-s', type=float, default=None,
                         help='SB3 time budget (default 3x sim2real time, at most 600 s)')
+    parser.add_argument('--policy', default=None,
+                        help='ONNX policy of the deploy-loop bench (default: shipped, else '
+                        'an untrained export)')
+    parser.add_argument('--skip-deploy-loop', action='store_true',
+                        help='leave out the ROS 2 deploy-loop bench')
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     torch.set_num_threads(1)
     results, ratios = {}, {}
     results['env_vs_raw_quadrotor'] = env_vs_raw('quadrotor-hover')
     ratios['env_vs_raw_quadrotor'] = results['env_vs_raw_quadrotor']['ratio']
+    if not args.skip_deploy_loop:
+        results['deploy_loop'] = loop = deploy_loop(args.policy)
+        if loop['ratio'] is not None:
+            # > 1 means our policy node's 500 Hz loop is steadier than a plain rclpy node's
+            ratios['loop_period_error_p99_plain_vs_node'] = loop['ratio']
     if not args.quick:
         ours = time_to_success(max_seconds=args.max_seconds)
         results['train_hover_sim2real'] = ours

@@ -1,4 +1,4 @@
-"""`sim2real` command line: tasks, train, export, eval."""
+"""`sim2real` command line: tasks, train, export, eval, hil."""
 
 from __future__ import annotations
 
@@ -59,6 +59,19 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_hil(args: argparse.Namespace) -> int:
+    """Fly a policy through the ROS 2 node against the simulated robot, with faults."""
+    from sim2real.hil.runner import run_hil
+    result = run_hil(args.robot, args.policy, duration_s=args.duration, faults=args.faults,
+                     params_file=args.params, log_dir=args.log_dir)
+    if args.json:
+        sys.stdout.write(json.dumps(result, sort_keys=True) + '\n')
+    else:
+        for key, value in result.items():
+            sys.stdout.write(f'{key:24s} {value}\n')
+    return 0
+
+
 def _positive_int(text: str) -> int:
     """argparse type: an integer >= 1."""
     value = int(text)
@@ -106,6 +119,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--json', action='store_true', help='print one JSON object')
     p.add_argument('--video', default=None, help='also record one episode to this GIF file')
     p.set_defaults(func=_cmd_eval)
+
+    p = sub.add_parser('hil', help='fly a policy through the ROS 2 node against the simulator')
+    p.add_argument('robot', help='robot class with a config/<robot>.yaml (quadrotor)')
+    p.add_argument('--policy', required=True, help='exported policy.onnx')
+    p.add_argument('--duration', type=float, default=10.0,
+                   help='nominal flight measured for this long [s]')
+    p.add_argument('--faults', default='all',
+                   help="'none', 'all' or a comma list of fault names")
+    p.add_argument('--params', default=None,
+                   help='parameter file of both nodes (default config/<robot>.yaml)')
+    p.add_argument('--log-dir', default=None, help='folder for the logs of both nodes')
+    p.add_argument('--json', action='store_true', help='print one JSON object')
+    p.set_defaults(func=_cmd_hil)
     return parser
 
 

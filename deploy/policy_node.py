@@ -1,0 +1,193 @@
+"""`policy_node`: runs an exported policy at a fixed rate behind the safety chain (rclpy shell).
+
+Everything that decides anything lives in ``sim2real.deploy.runtime`` (ROS-free, time
+injected); this node only moves messages in and out and reports timing:
+
+- subscribes the robot's sensor streams (sensor-data QoS) and an optional setpoint stream;
+- every 1/rate_hz, on a timer of a single-threaded executor, calls ``Runtime.step`` with the
+  steady clock and publishes the command (quadrotor: ``geometry_msgs/Twist`` in crazyswarm2's
+  ``cmd_vel_legacy`` layout, or ``std_msgs/Float64MultiArray`` of rotor speeds) and
+  ``~/state`` (``std_msgs/String``: ``state`` or ``state:reason``);
+- services ``~/enable`` (``std_srvs/SetBool``: true arms or re-enables after a latched fallback,
+  false disarms) and ``~/estop`` (``std_srvs/Trigger``);
+- ``/diagnostics`` (``diagnostic_msgs/DiagnosticArray``): achieved rate, period error and
+  inference time p50/p99, safety state.
+
+Run: ``ros2 run sim2real policy_node --ros-args --params-file config/quadrotor.yaml
+-p policy_file:=policy.onnx`` (or ``ros2 launch sim2real quadrotor.launch.py``).
+"""
+
+from __future__ import annotations
+
+import time
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import PointStamped, Twist
+from nav_msgs.msg import Odometry
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import qos_profile_sensor_data
+from sensor_msgs.msg import Imu
+from std_msgs.msg import Float64MultiArray, String
+from std_srvs.srv import SetBool, Trigger
+
+from sim2real.contract import ContractError
+from sim2real.deploy import ros_msgs
+from sim2real.deploy.loop_stats import LoopStats
+from sim2real.deploy.runtime import ParamError, Runtime, Sample, parameter_defaults
+
+NODE_NAME = 'policy_node'
+_LEVELS = {'inactive': DiagnosticStatus.OK, 'soft_start': DiagnosticStatus.OK,
+           'active': DiagnosticStatus.OK, 'fallback': DiagnosticStatus.ERROR}
+
+
+def declared_parameters(robot: str = 'quadrotor') -> dict:
+    """Names and defaults of every parameter the node declares for a robot class."""
+    return dict(parameter_defaults(robot))
+
+
+class PolicyNode(Node):
+    """Thin ROS shell around ``Runtime`` (see module docstring)."""
+
+    def __init__(self):
+        """Declare parameters, build the runtime (refusing any contract mismatch), wire topics."""
+        super().__init__(NODE_NAME)
+        robot = self.declare_parameter('robot', 'quadrotor').value
+        values = self._declare_all(declared_parameters(robot))
+        self._runtime = Runtime.from_values(values)
+        params = self._runtime.params
+        self._stats = LoopStats(self._runtime.rate_hz)
+        self._interface = params.command_interface
+        self._max_collective_n = float(
+            self._runtime.contract.action.params.get('max_collective_thrust_n', 0.0))
+        self._state = ''
+        self._create_io(params)
+        self._tick_timer = self.create_timer(self._runtime.period_s, self._on_tick)
+        self.create_timer(params.diagnostics_period_s, self._publish_diagnostics)
+        self.get_logger().info(
+            f'policy {params.policy_file} ({self._runtime.contract.task}) at '
+            f'{self._runtime.rate_hz:g} Hz, command {self._interface} on '
+            f'{self._cmd_pub.topic_name}; call {self.get_name()}/enable to arm')
+
+    def _declare_all(self, defaults: dict) -> dict:
+        """Declare every parameter with its typed default; reject overrides nobody declared."""
+        values = {'robot': self.get_parameter('robot').value}
+        for name, default in defaults.items():
+            if name != 'robot':
+                values[name] = self.declare_parameter(name, default).value
+        unknown = sorted(set(getattr(self, '_parameter_overrides', {})) - set(values)
+                         - {'use_sim_time', 'start_type_description_service'})
+        if unknown:
+            raise ParamError(f'{NODE_NAME}: unknown parameter(s) {unknown}; '
+                             f'declared: {sorted(values)}')
+        return values
+
+    def _create_io(self, params) -> None:
+        """Subscriptions, publishers and services."""
+        self.create_subscription(Odometry, params.odom_topic, self._on_odom,
+                                 qos_profile_sensor_data)
+        self.create_subscription(Imu, params.imu_topic, self._on_imu, qos_profile_sensor_data)
+        self.create_subscription(PointStamped, params.setpoint_topic, self._on_setpoint, 10)
+        msg_type = Twist if self._interface == 'cmd_vel_legacy' else Float64MultiArray
+        self._cmd_pub = self.create_publisher(msg_type, params.command_topic, 10)
+        self._state_pub = self.create_publisher(String, '~/state', 10)
+        self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        self.create_service(SetBool, '~/enable', self._on_enable)
+        self.create_service(Trigger, '~/estop', self._on_estop)
+
+    # -- sensors ----------------------------------------------------------------------
+    def _put(self, stream: str, values: dict, stamp_s: float) -> None:
+        """Hand a converted message to the runtime's latest-state store."""
+        self._runtime.put(stream, Sample(values, stamp_s, time.monotonic()))
+
+    def _on_odom(self, msg: Odometry) -> None:
+        """Odometry: pose [world], twist [body]."""
+        self._put('odom', *ros_msgs.odometry_to_values(msg))
+
+    def _on_imu(self, msg: Imu) -> None:
+        """IMU: gyro [rad/s; body], specific force [m/s^2; body]."""
+        self._put('imu', *ros_msgs.imu_to_values(msg))
+
+    def _on_setpoint(self, msg: PointStamped) -> None:
+        """Hover target [m; world]."""
+        self._put('setpoint', *ros_msgs.point_to_values(msg))
+
+    # -- control loop -----------------------------------------------------------------
+    def _on_tick(self) -> None:
+        """One control tick: runtime step, command, state. Never blocks."""
+        now_s = time.monotonic()
+        result = self._runtime.step(now_s)
+        self._stats.tick(now_s, result.inference_s)
+        self._cmd_pub.publish(self._command_msg(result.command))
+        state = f'{result.state}:{result.reason}' if result.reason else result.state
+        if state != self._state:
+            self.get_logger().info(f'safety state {self._state or "start"} -> {state}')
+            self._state = state
+        self._state_pub.publish(String(data=state))
+
+    def _command_msg(self, command):
+        """The command in this node's message type."""
+        if self._interface == 'cmd_vel_legacy':
+            return ros_msgs.twist_from_command(command[0], command[1:4], self._max_collective_n)
+        return ros_msgs.float64_array(command)
+
+    def _publish_diagnostics(self) -> None:
+        """Loop timing and safety state on /diagnostics."""
+        figures = self._stats.summary()
+        status = DiagnosticStatus(
+            level=_LEVELS.get(self._state.split(':')[0], DiagnosticStatus.WARN),
+            name=f'{self.get_name()}: policy loop', hardware_id=self._runtime.contract.robot,
+            message=self._state or 'starting')
+        status.values = [KeyValue(key=k, value=f'{v:.6g}') for k, v in figures.items()]
+        status.values.append(KeyValue(key='safety_state', value=self._state))
+        msg = DiagnosticArray(status=[status])
+        msg.header.stamp = self.get_clock().now().to_msg()
+        self._diag_pub.publish(msg)
+
+    # -- services ---------------------------------------------------------------------
+    def _on_enable(self, request: SetBool.Request, response: SetBool.Response):
+        """Arm / re-enable (true) or disarm (false)."""
+        now_s = time.monotonic()
+        if request.data:
+            response.success, response.message = self._runtime.enable(now_s)
+            if response.success:
+                self._stats.reset()
+        else:
+            self._runtime.disable(now_s)
+            response.success, response.message = True, 'disarmed'
+        self.get_logger().info(f'enable({request.data}): {response.message}')
+        return response
+
+    def _on_estop(self, request: Trigger.Request, response: Trigger.Response):
+        """Emergency stop: latched fallback until re-enabled."""
+        self._runtime.estop(time.monotonic())
+        response.success, response.message = True, 'estop latched'
+        self.get_logger().warning('estop latched')
+        return response
+
+
+def main(args=None) -> int:
+    """Console entry point `policy_node`."""
+    rclpy.init(args=args)
+    try:
+        try:
+            node = PolicyNode()
+        except (ContractError, ParamError, FileNotFoundError) as exc:
+            rclpy.logging.get_logger(NODE_NAME).fatal(f'refusing to start: {exc}')
+            return 2
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        try:
+            executor.spin()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            node.destroy_node()
+    finally:
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())

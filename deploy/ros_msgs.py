@@ -1,0 +1,132 @@
+"""ROS 2 message <-> numpy conversions shared by the policy node and the HIL bridge.
+
+Readers return plain ``(values, stamp_s)`` tuples: ``values`` maps the runtime's field names
+to float64 arrays and ``stamp_s`` is the header stamp in seconds (source clock). Quaternions
+are (w, x, y, z) in our arrays and (x, y, z, w) fields in geometry_msgs/Quaternion.
+nav_msgs/Odometry carries the pose in ``header.frame_id`` (world) and the twist in
+``child_frame_id`` (body), so ``lin_vel_b`` and ``ang_vel_b`` map to it without rotation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import PointStamped, Twist
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import Imu
+from std_msgs.msg import Float64MultiArray
+
+from sim2real.deploy.cmd_vel_legacy import from_cmd_vel_legacy, to_cmd_vel_legacy
+
+WORLD_FRAME = 'world'
+BODY_FRAME = 'base_link'
+
+
+def stamp_to_s(stamp: Time) -> float:
+    """Seconds of a builtin_interfaces/Time."""
+    return stamp.sec + stamp.nanosec * 1e-9
+
+
+def s_to_stamp(stamp_s: float) -> Time:
+    """builtin_interfaces/Time of a time in seconds (rounded to the nanosecond)."""
+    total_ns = int(round(stamp_s * 1e9))
+    return Time(sec=total_ns // 1_000_000_000, nanosec=total_ns % 1_000_000_000)
+
+
+def _xyz(vec) -> np.ndarray:
+    """(3,) float64 array of a Vector3 or Point."""
+    return np.array([vec.x, vec.y, vec.z], dtype=np.float64)
+
+
+def _set_xyz(vec, values) -> None:
+    """Write a (3,) array into a Vector3 or Point."""
+    vec.x, vec.y, vec.z = (float(v) for v in values)
+
+
+def quat_msg_to_wxyz(quat) -> np.ndarray:
+    """(w, x, y, z) array of a geometry_msgs/Quaternion (fields x, y, z, w)."""
+    return np.array([quat.w, quat.x, quat.y, quat.z], dtype=np.float64)
+
+
+def set_quat_msg(quat, quat_wxyz) -> None:
+    """Write a (w, x, y, z) array into a geometry_msgs/Quaternion."""
+    quat.w, quat.x, quat.y, quat.z = (float(v) for v in quat_wxyz)
+
+
+def odometry_to_values(msg: Odometry) -> tuple[dict[str, np.ndarray], float]:
+    """pos_w [m], quat_wxyz [world<-body], lin_vel_b [m/s], ang_vel_b [rad/s]; stamp [s]."""
+    values = {'pos_w': _xyz(msg.pose.pose.position),
+              'quat_wxyz': quat_msg_to_wxyz(msg.pose.pose.orientation),
+              'lin_vel_b': _xyz(msg.twist.twist.linear),
+              'ang_vel_b': _xyz(msg.twist.twist.angular)}
+    return values, stamp_to_s(msg.header.stamp)
+
+
+def imu_to_values(msg: Imu) -> tuple[dict[str, np.ndarray], float]:
+    """ang_vel_b [rad/s] and lin_acc_b [m/s^2, specific force; body frame]; stamp [s]."""
+    values = {'ang_vel_b': _xyz(msg.angular_velocity),
+              'lin_acc_b': _xyz(msg.linear_acceleration)}
+    return values, stamp_to_s(msg.header.stamp)
+
+
+def point_to_values(msg: PointStamped) -> tuple[dict[str, np.ndarray], float]:
+    """Setpoint pos_w [m; world frame] of a PointStamped; stamp [s]."""
+    return {'pos_w': _xyz(msg.point)}, stamp_to_s(msg.header.stamp)
+
+
+def make_odometry(values: dict, stamp_s: float, frame_id: str = WORLD_FRAME,
+                  child_frame_id: str = BODY_FRAME) -> Odometry:
+    """nav_msgs/Odometry of odom values (pose in frame_id, twist in child_frame_id)."""
+    msg = Odometry()
+    msg.header.stamp = s_to_stamp(stamp_s)
+    msg.header.frame_id = frame_id
+    msg.child_frame_id = child_frame_id
+    _set_xyz(msg.pose.pose.position, values['pos_w'])
+    set_quat_msg(msg.pose.pose.orientation, values['quat_wxyz'])
+    _set_xyz(msg.twist.twist.linear, values['lin_vel_b'])
+    _set_xyz(msg.twist.twist.angular, values['ang_vel_b'])
+    return msg
+
+
+def make_imu(values: dict, stamp_s: float, frame_id: str = BODY_FRAME) -> Imu:
+    """sensor_msgs/Imu of imu values; orientation_covariance[0] = -1 (no orientation)."""
+    msg = Imu()
+    msg.header.stamp = s_to_stamp(stamp_s)
+    msg.header.frame_id = frame_id
+    msg.orientation_covariance[0] = -1.0
+    _set_xyz(msg.angular_velocity, values['ang_vel_b'])
+    _set_xyz(msg.linear_acceleration, values['lin_acc_b'])
+    return msg
+
+
+def make_point_stamped(pos_w, stamp_s: float, frame_id: str = WORLD_FRAME) -> PointStamped:
+    """geometry_msgs/PointStamped of a position [m; world frame]."""
+    msg = PointStamped()
+    msg.header.stamp = s_to_stamp(stamp_s)
+    msg.header.frame_id = frame_id
+    _set_xyz(msg.point, pos_w)
+    return msg
+
+
+def twist_from_command(thrust_n: float, rates_rad_s_b, max_collective_thrust_n: float) -> Twist:
+    """cmd_vel_legacy Twist of a collective thrust [N] and body rates [rad/s]."""
+    msg = Twist()
+    (msg.linear.x, msg.linear.y, msg.linear.z,
+     msg.angular.z) = to_cmd_vel_legacy(thrust_n, rates_rad_s_b, max_collective_thrust_n)
+    return msg
+
+
+def command_from_twist(msg: Twist, max_collective_thrust_n: float) -> tuple[float, np.ndarray]:
+    """Collective thrust [N] and body rates (3,) [rad/s] of a cmd_vel_legacy Twist."""
+    return from_cmd_vel_legacy(msg.linear.x, msg.linear.y, msg.linear.z, msg.angular.z,
+                               max_collective_thrust_n)
+
+
+def float64_array(values) -> Float64MultiArray:
+    """std_msgs/Float64MultiArray of a 1-D array (no layout, as forward controllers take)."""
+    return Float64MultiArray(data=[float(v) for v in np.asarray(values).reshape(-1)])
+
+
+def from_float64_array(msg: Float64MultiArray) -> np.ndarray:
+    """float64 array of a Float64MultiArray's data."""
+    return np.asarray(msg.data, dtype=np.float64)

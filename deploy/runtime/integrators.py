@@ -1,0 +1,161 @@
+"""Action integrators: clipped policy outputs -> actuator commands, one class per action kind.
+
+Every integrator clips the policy output a to [-clip, clip], records it in ``history``
+(newest first, zeros after reset: the 'action_history' observation) and maps it to a command:
+
+- thrust_body_rates: [hover_thrust_n (1 + a0) in [0, max_collective_thrust_n] N,
+  a[1:4] max_body_rate_rad_s rad/s body frame]
+- rotor_speeds: min_speed + (a + 1) / 2 (max_speed - min_speed) [rad/s], URDF rotor order
+- joint_position_offset: q* = q0 + scale a (zero-order hold)
+- joint_position_delta: q* = q*_prev + scale a, q*_prev seeded with the measured q
+- joint_position_ema: q* = alpha (q0 + scale a) + (1 - alpha) q*_prev, seeded with measured q
+- joint_position_rate_capped: q* moves toward q0 + scale a by at most max_rate_rad_s dt
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sim2real.contract import Contract, ContractError
+
+
+class Integrator:
+    """Base: clip, record the history, map to a command."""
+
+    kind = ''
+    required: tuple[str, ...] = ()
+    """action.params entries the kind needs."""
+
+    def __init__(self, contract: Contract, history_length: int = 1):
+        """State for contract.action with history_length past outputs."""
+        self.contract = contract
+        self.spec = contract.action
+        for name in self.required:
+            self.param(name)
+        self.history = np.zeros((history_length, self.spec.size))
+        """Clipped policy outputs, newest first, (history_length, action size)."""
+
+    def param(self, name: str, default=None):
+        """action.params[name] as float64; ContractError naming the field when missing."""
+        value = self.spec.params.get(name, default)
+        if value is None:
+            raise ContractError(f'action.params.{name}: required by action kind "{self.kind}"')
+        return np.asarray(value, dtype=np.float64)
+
+    def reset(self, joint_pos_rad: np.ndarray | None = None) -> None:
+        """Zero the history; joint integrators seed their state with the measured q."""
+        self.history[:] = 0.0
+
+    def step(self, action: np.ndarray) -> np.ndarray:
+        """Clip and record action (A,); return the command (float64)."""
+        clipped = np.clip(np.asarray(action, dtype=np.float64), -self.spec.clip, self.spec.clip)
+        self.history = np.roll(self.history, 1, axis=0)
+        self.history[0] = clipped
+        return self.command(clipped)
+
+    def command(self, a: np.ndarray) -> np.ndarray:
+        """Command for a clipped output."""
+        raise NotImplementedError
+
+
+class ThrustBodyRates(Integrator):
+    """[collective thrust N, roll, pitch, yaw rate rad/s]."""
+
+    kind = 'thrust_body_rates'
+    required = ('hover_thrust_n', 'max_collective_thrust_n', 'max_body_rate_rad_s')
+
+    def command(self, a: np.ndarray) -> np.ndarray:
+        """thrust = hover (1 + a0) clamped to [0, max collective]; rates = a[1:4] max rate."""
+        thrust = np.clip(self.param('hover_thrust_n') * (1.0 + a[0]), 0.0,
+                         self.param('max_collective_thrust_n'))
+        return np.concatenate([[thrust], a[1:4] * self.param('max_body_rate_rad_s')])
+
+
+class RotorSpeeds(Integrator):
+    """Rotor speed commands [rad/s] in URDF rotor order."""
+
+    kind = 'rotor_speeds'
+    required = ('min_speed_rad_s', 'max_speed_rad_s')
+
+    def command(self, a: np.ndarray) -> np.ndarray:
+        """min + (a + 1) / 2 (max - min)."""
+        low, high = self.param('min_speed_rad_s'), self.param('max_speed_rad_s')
+        return low + (a + 1.0) * 0.5 * (high - low)
+
+
+class JointPositionOffset(Integrator):
+    """q* = q0 + scale a: absolute targets around the default pose."""
+
+    kind = 'joint_position_offset'
+
+    def __init__(self, contract: Contract, history_length: int = 1):
+        """Default pose q0 from the contract, target state seeded with q0."""
+        super().__init__(contract, history_length)
+        self.default_rad = np.asarray(contract.default_joint_pos_rad, dtype=np.float64)
+        self.scale = self.param('scale', 1.0)
+        self.target_rad = self.default_rad.copy()
+        """Last target q* [rad]."""
+
+    def reset(self, joint_pos_rad: np.ndarray | None = None) -> None:
+        """Zero the history; the target state starts at the measured q (q0 without one)."""
+        super().reset()
+        seed = self.default_rad if joint_pos_rad is None else joint_pos_rad
+        self.target_rad = np.asarray(seed, dtype=np.float64).copy()
+
+    def command(self, a: np.ndarray) -> np.ndarray:
+        """Joint position targets q* [rad]."""
+        self.target_rad = self.default_rad + self.scale * a
+        return self.target_rad.copy()
+
+
+class JointPositionDelta(JointPositionOffset):
+    """q* = q*_prev + scale a, seeded with the measured q at enable."""
+
+    kind = 'joint_position_delta'
+
+    def command(self, a: np.ndarray) -> np.ndarray:
+        """Integrate the scaled output onto the previous target."""
+        self.target_rad = self.target_rad + self.scale * a
+        return self.target_rad.copy()
+
+
+class JointPositionEma(JointPositionOffset):
+    """q* = alpha (q0 + scale a) + (1 - alpha) q*_prev."""
+
+    kind = 'joint_position_ema'
+    required = ('alpha',)
+
+    def command(self, a: np.ndarray) -> np.ndarray:
+        """Exponential moving average of the offset targets."""
+        alpha = self.param('alpha')
+        self.target_rad = alpha * (self.default_rad + self.scale * a) + (
+            1.0 - alpha) * self.target_rad
+        return self.target_rad.copy()
+
+
+class JointPositionRateCapped(JointPositionOffset):
+    """q* moves toward q0 + scale a by at most max_rate_rad_s per second."""
+
+    kind = 'joint_position_rate_capped'
+    required = ('max_rate_rad_s',)
+
+    def command(self, a: np.ndarray) -> np.ndarray:
+        """Step toward the offset target, capped at max_rate_rad_s / policy_rate_hz."""
+        step_rad = self.param('max_rate_rad_s') / self.contract.policy_rate_hz
+        goal = self.default_rad + self.scale * a
+        self.target_rad = self.target_rad + np.clip(goal - self.target_rad, -step_rad, step_rad)
+        return self.target_rad.copy()
+
+
+INTEGRATORS = {cls.kind: cls for cls in (
+    ThrustBodyRates, RotorSpeeds, JointPositionOffset, JointPositionDelta, JointPositionEma,
+    JointPositionRateCapped)}
+
+
+def make_integrator(contract: Contract, history_length: int = 1) -> Integrator:
+    """The integrator of contract.action.kind; ContractError naming action.kind if unknown."""
+    cls = INTEGRATORS.get(contract.action.kind)
+    if cls is None:
+        raise ContractError(f'action.kind: unknown action kind "{contract.action.kind}"; '
+                            f'the deploy runtime knows {sorted(INTEGRATORS)}')
+    return cls(contract, history_length)

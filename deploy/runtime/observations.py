@@ -1,0 +1,89 @@
+"""ObservationBuilder: the policy input vector from robot state, term by term as in training.
+
+Each contract term name maps to a function of the robot state (``inputs``, a dict of float64
+arrays filled by the robot profile) written with ``sim2real.terms``, the module the training
+env uses, then scaled and clipped per the contract term.
+
+Inputs a term may read: pos_w, target_pos_w, rotmat_wb, lin_vel_b, ang_vel_b, action_history
+(H, A), reference_velocity_w, joint_pos_rad, default_joint_pos_rad, joint_vel_rad_s,
+velocity_command.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sim2real import terms
+from sim2real.contract import Contract, ContractError
+
+
+def _joints(contract: Contract) -> int:
+    """Number of joints in the contract."""
+    return len(contract.joint_names)
+
+
+# term name -> (value function of the inputs, expected size given the contract or None)
+TERMS = {
+    'position_error_w': (
+        lambda s: terms.position_error_w(s['target_pos_w'], s['pos_w']), lambda c: 3),
+    'rotation_matrix': (lambda s: terms.flatten_rotmat(s['rotmat_wb']), lambda c: 9),
+    'lin_vel_b': (lambda s: s['lin_vel_b'], lambda c: 3),
+    'ang_vel_b': (lambda s: s['ang_vel_b'], lambda c: 3),
+    'reference_velocity_w': (lambda s: s['reference_velocity_w'], lambda c: 3),
+    'projected_gravity': (lambda s: terms.projected_gravity(s['rotmat_wb']), lambda c: 3),
+    'action_history': (lambda s: s['action_history'].reshape(-1), None),
+    'joint_pos_rel': (lambda s: s['joint_pos_rad'] - s['default_joint_pos_rad'], _joints),
+    'joint_vel': (lambda s: s['joint_vel_rad_s'], _joints),
+    'velocity_command': (lambda s: s['velocity_command'], lambda c: 3),
+}
+
+
+def action_history_length(contract: Contract) -> int:
+    """Number of past policy outputs in the 'action_history' term (1 without the term)."""
+    for term in contract.observations:
+        if term.name == 'action_history':
+            return max(term.size // contract.action.size, 1)
+    return 1
+
+
+class ObservationBuilder:
+    """Builds the (1, observation_size) float32 policy input from the contract's terms."""
+
+    def __init__(self, contract: Contract):
+        """Resolve every contract term; ContractError naming observations[i].<field> if not."""
+        self.contract = contract
+        self._funcs = []
+        for i, term in enumerate(contract.observations):
+            where = f'observations[{i}]'
+            if term.name not in TERMS:
+                raise ContractError(
+                    f'{where}.name: unknown observation term "{term.name}"; '
+                    f'the deploy runtime knows {sorted(TERMS)}')
+            func, expected = TERMS[term.name]
+            size = self._expected_size(term.name, expected)
+            if term.size != size:
+                raise ContractError(
+                    f'{where}.size: term "{term.name}" has size {term.size}, '
+                    f'the runtime computes {size}')
+            if term.history_length != 1:
+                raise ContractError(
+                    f'{where}.history_length: {term.history_length} is not supported '
+                    f'(only 1; training stacks no term history)')
+            self._funcs.append(func)
+        self.size = contract.observation_size
+        # per-element scale and clip of the whole vector (one scale_clip call per tick)
+        self._scale = np.concatenate([np.full(t.size, t.scale) for t in contract.observations])
+        self._clip = np.concatenate([np.full(t.size, np.inf if t.clip is None else t.clip)
+                                     for t in contract.observations])
+
+    def _expected_size(self, name: str, expected) -> int:
+        """Size the runtime produces for a term (action_history: its whole-step multiple)."""
+        if expected is not None:
+            return expected(self.contract)
+        return action_history_length(self.contract) * self.contract.action.size
+
+    def build(self, inputs: dict) -> np.ndarray:
+        """Observation vector (1, observation_size), float32, terms in contract order."""
+        raw = np.concatenate([np.asarray(func(inputs), dtype=np.float64).reshape(-1)
+                              for func in self._funcs])
+        return terms.scale_clip(raw, self._scale, self._clip).astype(np.float32)[None, :]

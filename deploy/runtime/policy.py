@@ -1,0 +1,84 @@
+"""PolicyRunner: the ONNX policy on onnxruntime (one intra-op, one inter-op thread).
+
+The contract is read from the model's metadata through onnxruntime, so the runtime needs
+neither torch nor sim2real.export.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+
+from sim2real.contract import CONTRACT_KEY, Contract, ContractError
+
+
+def read_policy_contract(path: str | Path) -> Contract:
+    """The contract in an ONNX policy's metadata (the graph itself is not loaded)."""
+    try:
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception as exc:  # onnx raises several types for bad files
+        raise ContractError(f'{path}: not a readable ONNX file: {exc}') from exc
+    meta = {p.key: p.value for p in model.metadata_props}
+    if CONTRACT_KEY not in meta:
+        raise ContractError(f'{path}: no "{CONTRACT_KEY}" metadata; not a sim2real policy')
+    return Contract.from_json(meta[CONTRACT_KEY])
+
+
+def _session(path: Path) -> ort.InferenceSession:
+    """A CPU session with one intra-op and one inter-op thread; ContractError if unreadable."""
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    try:
+        return ort.InferenceSession(str(path), options, providers=['CPUExecutionProvider'])
+    except Exception as exc:  # onnxruntime raises several types for bad files
+        raise ContractError(f'{path}: not a loadable ONNX policy: {exc}') from exc
+
+
+def _width(shape, what: str, path: Path) -> int:
+    """The static feature width of a (batch, width) tensor shape."""
+    if len(shape) != 2 or not isinstance(shape[1], int):
+        raise ContractError(f'{path}: policy {what} has shape {shape}, expected (batch, N)')
+    return shape[1]
+
+
+class PolicyRunner:
+    """Runs the policy on one observation; reports the action and the inference wall time."""
+
+    def __init__(self, path: str | Path):
+        """Load the session and the contract in its metadata."""
+        self.path = Path(path)
+        self.session = _session(self.path)
+        meta = self.session.get_modelmeta().custom_metadata_map
+        if CONTRACT_KEY not in meta:
+            raise ContractError(
+                f'{self.path}: no "{CONTRACT_KEY}" metadata; not a sim2real policy')
+        self.contract = Contract.from_json(meta[CONTRACT_KEY])
+        (inp,), (out,) = self.session.get_inputs(), self.session.get_outputs()
+        self.input_name, self.output_name = inp.name, out.name
+        self.input_size = _width(inp.shape, 'input', self.path)
+        """Observation width of the graph."""
+        self.output_size = _width(out.shape, 'output', self.path)
+        """Action width of the graph."""
+
+    def check_sizes(self, contract: Contract) -> None:
+        """ContractError naming observation_size / action.size when the graph disagrees."""
+        if self.input_size != contract.observation_size:
+            raise ContractError(
+                f'observation_size: the contract terms sum to {contract.observation_size}, '
+                f'the ONNX input is {self.input_size} wide')
+        if self.output_size != contract.action.size:
+            raise ContractError(
+                f'action.size: the contract says {contract.action.size}, '
+                f'the ONNX output is {self.output_size} wide')
+
+    def run(self, obs: np.ndarray) -> tuple[np.ndarray, float]:
+        """(action float64 (A,), wall time [s]) for one observation (1, N) float32."""
+        start = time.perf_counter()
+        out = self.session.run([self.output_name], {self.input_name: obs})[0]
+        wall_s = time.perf_counter() - start
+        return np.asarray(out, dtype=np.float64).reshape(-1), wall_s

@@ -1,0 +1,293 @@
+"""HIL bridge node ``sim_bridge``: the MuJoCo quadrotor behind the real driver's topics.
+
+One thread: step the physics up to wall time on the steady clock (catching up when late),
+sample imu / odom at their rates through the FaultInjector, publish what it releases, and
+spin the executor (commands, ~/reset, set_parameters) until the next physics deadline.
+Stamps come from the node clock; a frozen sample keeps its stamp. Streams are sampled on
+the physics grid, so a rate that does not divide physics_rate_hz alternates periods (odom
+at 200 Hz on 500 Hz physics: 4 and 6 ms, 5 ms on average).
+
+Parameters: the spec's sim_bridge section, plus ``ground_truth_rate_hz`` (100.0). All are
+read-only at run time except ``active_faults`` (a comma list, validated; unknown names are
+rejected with the list of valid ones). The cmd_vel_legacy thrust scale is the URDF's
+``4 * max rotor thrust``, the contract's ``max_collective_thrust_n``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from geometry_msgs.msg import Twist
+from nav_msgs.msg import Odometry
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+import rclpy
+from rclpy.exceptions import InvalidParameterTypeException
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import qos_profile_sensor_data
+from rclpy.signals import SignalHandlerOptions
+from sensor_msgs.msg import Imu
+from std_msgs.msg import Float64MultiArray, String
+from std_srvs.srv import Trigger
+
+from sim2real.assets import urdf_path
+from sim2real.deploy import ros_msgs
+from sim2real.deploy.bridge.faults import (
+    FaultCfg, FaultError, FaultInjector, parse_fault_list, parse_schedule)
+from sim2real.deploy.bridge.quadrotor_sim import QuadrotorSim
+
+DEFAULTS = {
+    'robot': 'quadrotor',
+    'urdf_file': 'quadrotor',
+    'physics_rate_hz': 500.0,
+    'odom_rate_hz': 200.0,
+    'imu_rate_hz': 500.0,
+    'ground_truth_rate_hz': 100.0,
+    'command_interface': 'cmd_vel_legacy',
+    'odom_topic': 'odom',
+    'imu_topic': 'imu',
+    'command_topic': 'cmd_vel_legacy',
+    'start_pos_m': [0.0, 0.0, 1.5],
+    'hold_until_thrust_fraction': 0.9,
+    'command_timeout_s': 0.1,
+    'imu_gyro_noise_std_rad_s': 0.0,
+    'seed': 0,
+    'fault_schedule': '',
+    'active_faults': '',
+    'fault_drop_probability': 0.3,
+    'fault_delay_s': 0.01,
+    'fault_delay_jitter_s': 0.005,
+    'fault_spike_s': 0.2,
+}
+MAX_CATCH_UP_S = 0.1
+"""Further behind wall time than this, the physics skips ahead (logged) instead of racing."""
+
+
+def declared_parameters(robot: str = 'quadrotor') -> dict:
+    """Names and defaults of every parameter the bridge declares (quadrotor only)."""
+    return dict(DEFAULTS)
+
+
+def resolve_urdf(name: str) -> Path:
+    """A URDF path: an existing file path, else urdf/<name>.urdf of the package."""
+    path = Path(name)
+    return path if path.suffix == '.urdf' and path.is_file() else urdf_path(name)
+
+
+def validate(p: dict) -> None:
+    """Raise ValueError naming the first invalid parameter."""
+    checks = [
+        ('robot', p['robot'] == 'quadrotor', "only 'quadrotor' is simulated"),
+        ('command_interface', p['command_interface'] in ('cmd_vel_legacy', 'rotor_speeds'),
+         "must be 'cmd_vel_legacy' or 'rotor_speeds'"),
+        ('physics_rate_hz', p['physics_rate_hz'] > 0, 'must be > 0'),
+        ('start_pos_m', len(p['start_pos_m']) == 3, 'must have 3 elements'),
+        ('command_timeout_s', p['command_timeout_s'] > 0, 'must be > 0'),
+        ('fault_drop_probability', 0 <= p['fault_drop_probability'] <= 1, 'must be in [0, 1]'),
+        ('fault_delay_s', p['fault_delay_s'] >= 0, 'must be >= 0'),
+        ('fault_delay_jitter_s', p['fault_delay_jitter_s'] >= 0, 'must be >= 0'),
+        ('fault_spike_s', p['fault_spike_s'] >= 0, 'must be >= 0'),
+    ] + [(k, 0 < p[k] <= p['physics_rate_hz'], 'must be in (0, physics_rate_hz]')
+         for k in ('odom_rate_hz', 'imu_rate_hz', 'ground_truth_rate_hz')]
+    for name, ok, why in checks:
+        if not ok:
+            raise ValueError(f'sim_bridge parameter {name}={p[name]!r}: {why}')
+    for name, parse in (('fault_schedule', parse_schedule), ('active_faults', parse_fault_list)):
+        try:
+            parse(p[name])
+        except FaultError as exc:
+            raise ValueError(f'sim_bridge parameter {name}: {exc}') from exc
+
+
+class SimBridge(Node):
+    """Publishes the simulated quadrotor's odom / imu with faults, applies its commands."""
+
+    def __init__(self):
+        """Declare and check the parameters, build the sim, the faults and the interfaces."""
+        super().__init__('sim_bridge')
+        for name, default in DEFAULTS.items():
+            self.declare_parameter(name, default, ParameterDescriptor(
+                read_only=name != 'active_faults'))
+        p = {name: self.get_parameter(name).value for name in DEFAULTS}
+        validate(p)
+        self.p = p
+        self.sim = QuadrotorSim(
+            resolve_urdf(p['urdf_file']), p['physics_rate_hz'], p['start_pos_m'],
+            p['hold_until_thrust_fraction'], p['command_timeout_s'],
+            p['imu_gyro_noise_std_rad_s'], p['seed'])
+        self.faults = FaultInjector(FaultCfg(
+            p['fault_drop_probability'], p['fault_delay_s'], p['fault_delay_jitter_s'],
+            p['fault_spike_s']), seed=p['seed'])
+        self._pubs = {
+            'odom': self.create_publisher(Odometry, p['odom_topic'], qos_profile_sensor_data),
+            'imu': self.create_publisher(Imu, p['imu_topic'], qos_profile_sensor_data)}
+        self._gt_pub = self.create_publisher(Odometry, '~/ground_truth', 10)
+        self._events_pub = self.create_publisher(String, '~/events', 50)
+        if p['command_interface'] == 'cmd_vel_legacy':
+            self.create_subscription(Twist, p['command_topic'], self._on_twist, 10)
+        else:
+            self.create_subscription(Float64MultiArray, p['command_topic'], self._on_speeds, 10)
+        self.create_service(Trigger, '~/reset', self._on_reset)
+        self.add_on_set_parameters_callback(self._check_params)
+        self.add_post_set_parameters_callback(self._apply_params)
+        self.discarded_commands = 0
+        self._skipped_steps = self._steps = 0
+        self._max_lag_s = 0.0
+        self._last_report_s = time.monotonic()
+        self._restart(time.monotonic())
+        self.faults.set_active(p['active_faults'], time.monotonic())
+        self.get_logger().info(
+            f'quadrotor at {p["start_pos_m"]} held until {p["hold_until_thrust_fraction"]} x '
+            f'hover ({self.sim.hover_thrust_n:.4f} N); physics {p["physics_rate_hz"]} Hz, '
+            f'odom {p["odom_rate_hz"]} Hz, imu {p["imu_rate_hz"]} Hz')
+
+    def _restart(self, now_s: float) -> None:
+        """(Re)start the physics clock, the sampling deadlines and the fault schedule."""
+        self._next_state_s = now_s + self.sim.dt_s
+        self._next_sample_s = {k: now_s for k in ('odom', 'imu', 'ground_truth')}
+        self._started_s = now_s
+        self._steps_at_start = self._steps
+        self.faults.set_schedule(self.p['fault_schedule'], now_s)
+
+    def run(self, executor: SingleThreadedExecutor) -> None:
+        """Real-time loop until shutdown: physics, sensors, events, then spin to the deadline."""
+        self._restart(time.monotonic())   # the clock starts now, not at construction
+        while self.context.ok():
+            now_s = time.monotonic()
+            self._max_lag_s = max(self._max_lag_s, now_s - self._next_state_s)
+            stamp_offset_s = self.get_clock().now().nanoseconds * 1e-9 - time.monotonic()
+            while self._next_state_s <= now_s:
+                self._physics_step(self._next_state_s, stamp_offset_s)
+                if now_s - self._next_state_s > MAX_CATCH_UP_S:
+                    skipped = int((now_s - self._next_state_s) / self.sim.dt_s)
+                    self._skipped_steps += skipped
+                    self._next_state_s += skipped * self.sim.dt_s
+            self._publish_due(time.monotonic())
+            self._report(now_s)
+            executor.spin_once(timeout_sec=max(0.0, self._next_state_s - time.monotonic()))
+
+    def _physics_step(self, state_s: float, stamp_offset_s: float) -> None:
+        """One physics step ending at state_s; sample the streams whose deadline it reached."""
+        self.sim.step(state_s)
+        self._next_state_s += self.sim.dt_s
+        self._steps += 1
+        for stream in ('imu', 'odom', 'ground_truth'):
+            if state_s + 1e-9 < self._next_sample_s[stream]:
+                continue
+            # max(): after skipped steps, resume the rate instead of bursting to catch up
+            self._next_sample_s[stream] = max(
+                self._next_sample_s[stream] + 1.0 / self.p[f'{stream}_rate_hz'], state_s)
+            values = getattr(self.sim, stream)()
+            if stream == 'ground_truth':
+                self._gt_pub.publish(ros_msgs.make_odometry(values, state_s + stamp_offset_s))
+            else:
+                self.faults.offer(stream, values, state_s + stamp_offset_s, state_s)
+
+    def _publish_due(self, now_s: float) -> None:
+        """Publish released sensor messages and pending events."""
+        self.faults.update(now_s)
+        for values, stamp_s in self.faults.due('imu', now_s):
+            self._pubs['imu'].publish(ros_msgs.make_imu(values, stamp_s))
+        for values, stamp_s in self.faults.due('odom', now_s):
+            self._pubs['odom'].publish(ros_msgs.make_odometry(values, stamp_s))
+        for event in self.faults.pop_events() + self.sim.pop_events():
+            self._events_pub.publish(String(data=json.dumps(
+                {'event': event.event, 'fault': event.fault, 'monotonic_s': event.monotonic_s})))
+            self.get_logger().info(f'event {event.event} {event.fault}'.rstrip())
+
+    def _report(self, now_s: float) -> None:
+        """Warn at most once a second when a step ran over 2 periods late or was skipped."""
+        if now_s - self._last_report_s < 1.0:
+            return
+        if self._max_lag_s > 2 * self.sim.dt_s or self._skipped_steps:
+            self.get_logger().warning(
+                f'physics behind wall time: up to {1e3 * self._max_lag_s:.1f} ms late, '
+                f'{self._skipped_steps} steps skipped in the last '
+                f'{now_s - self._last_report_s:.1f} s')
+        self._max_lag_s = 0.0
+        self._skipped_steps = 0
+        self._last_report_s = now_s
+
+    def real_time_factor(self) -> float:
+        """Simulated time / wall time since the last start or reset."""
+        wall_s = time.monotonic() - self._started_s
+        return (self._steps - self._steps_at_start) * self.sim.dt_s / max(wall_s, 1e-9)
+
+    def _on_twist(self, msg: Twist) -> None:
+        """cmd_vel_legacy -> [thrust N, body rates rad/s] unless commands are being lost."""
+        thrust_n, rates = ros_msgs.command_from_twist(msg, self.sim.max_collective_thrust_n)
+        self._command('thrust_body_rates', [thrust_n, *rates])
+
+    def _on_speeds(self, msg: Float64MultiArray) -> None:
+        """Rotor speeds [rad/s], URDF rotor order."""
+        speeds = ros_msgs.from_float64_array(msg)
+        if speeds.shape != (4,):
+            self.get_logger().warning(f'rotor speed command of size {speeds.size}, expected 4')
+            return
+        self._command('rotor_speeds', speeds)
+
+    def _command(self, kind: str, values) -> None:
+        """Apply a command unless command_loss is active; non-finite ones are refused."""
+        now_s = time.monotonic()
+        if not self.faults.commands_allowed(now_s):
+            self.discarded_commands += 1
+        elif not self.sim.set_command(kind, values, now_s):
+            self.get_logger().warning('non-finite command refused', throttle_duration_sec=1.0)
+
+    def _on_reset(self, request, response):
+        """Vehicle back to the start pose, held; faults cleared; schedule restarted."""
+        now_s = time.monotonic()
+        self.sim.reset(now_s)
+        self.faults.reset(now_s)
+        self._restart(now_s)
+        self.set_parameters([Parameter('active_faults', value='')])
+        response.success = True
+        response.message = 'reset to start_pos_m, held, faults cleared'
+        return response
+
+    def _check_params(self, params) -> SetParametersResult:
+        """Reject unknown fault names in active_faults, naming the valid ones."""
+        for param in params:
+            if param.name == 'active_faults':
+                try:
+                    parse_fault_list(param.value)
+                except (FaultError, AttributeError) as exc:
+                    return SetParametersResult(successful=False, reason=str(exc))
+        return SetParametersResult(successful=True)
+
+    def _apply_params(self, params) -> None:
+        """Activate the faults named by a new active_faults value."""
+        for param in params:
+            if param.name == 'active_faults':
+                self.faults.set_active(param.value, time.monotonic())
+
+
+def main(args=None) -> None:
+    """Entry point: ``python -m sim2real.deploy.sim_bridge --ros-args -p name:=value``."""
+    # SIGINT raises KeyboardInterrupt here instead of shutting the context down under us
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    try:
+        try:
+            node = SimBridge()
+        except (ValueError, FileNotFoundError, InvalidParameterTypeException) as exc:
+            rclpy.logging.get_logger('sim_bridge').fatal(str(exc))
+            raise SystemExit(2) from exc
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        try:
+            node.run(executor)
+        except (KeyboardInterrupt, ExternalShutdownException):
+            pass
+        finally:
+            node.get_logger().info(f'real-time factor {node.real_time_factor():.4f}')
+            executor.shutdown()
+            node.destroy_node()
+    finally:
+        rclpy.try_shutdown()
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,146 @@
+"""`hil_monitor`: records what the HIL run needs over DDS and drives the nodes' services.
+
+It listens where a bench engineer would: the node's command and state topics, the bridge's
+ground truth and events, /diagnostics; and it calls the same services an operator would
+(policy_node/enable, sim_bridge/reset, sim_bridge/set_parameters).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import Twist
+from nav_msgs.msg import Odometry
+import numpy as np
+from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+from rcl_interfaces.srv import SetParameters
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from std_msgs.msg import Float64MultiArray, String
+from std_srvs.srv import SetBool, Trigger
+
+from sim2real.deploy import ros_msgs
+
+
+class HilError(RuntimeError):
+    """The HIL run could not proceed (a node died, a service did not answer)."""
+
+
+class HilMonitor(Node):
+    """Subscriptions that record with steady-clock receive times; service clients."""
+
+    def __init__(self, command_interface: str, command_topic: str, max_collective_n: float):
+        """command_interface: 'cmd_vel_legacy' or 'rotor_speeds'; topic names are global."""
+        super().__init__('hil_monitor')
+        self._lock = threading.Lock()
+        self.states: list[tuple[float, str]] = []
+        self.commands: list[tuple[float, np.ndarray]] = []
+        self.ground_truth: list[tuple[float, np.ndarray, np.ndarray]] = []
+        self.events: list[dict] = []
+        self.diagnostics: dict[str, str] = {}
+        self._max_collective_n = max_collective_n
+        if command_interface == 'cmd_vel_legacy':
+            self.create_subscription(Twist, command_topic, self._on_twist, 100)
+        else:
+            self.create_subscription(Float64MultiArray, command_topic, self._on_array, 100)
+        self.create_subscription(String, '/policy_node/state', self._on_state, 100)
+        self.create_subscription(Odometry, '/sim_bridge/ground_truth', self._on_truth, 100)
+        self.create_subscription(String, '/sim_bridge/events', self._on_event, 100)
+        self.create_subscription(DiagnosticArray, '/diagnostics', self._on_diag, 10)
+        self._enable = self.create_client(SetBool, '/policy_node/enable')
+        self._reset = self.create_client(Trigger, '/sim_bridge/reset')
+        self._params = self.create_client(SetParameters, '/sim_bridge/set_parameters')
+        self._executor = SingleThreadedExecutor()
+        self._executor.add_node(self)
+        self._thread = threading.Thread(target=self._executor.spin, daemon=True)
+        self._thread.start()
+
+    # -- recording --------------------------------------------------------------------
+    def _on_twist(self, msg: Twist) -> None:
+        thrust_n, rates = ros_msgs.command_from_twist(msg, self._max_collective_n)
+        with self._lock:
+            self.commands.append((time.monotonic(), np.r_[thrust_n, rates]))
+
+    def _on_array(self, msg: Float64MultiArray) -> None:
+        with self._lock:
+            self.commands.append((time.monotonic(), np.asarray(msg.data, dtype=float)))
+
+    def _on_state(self, msg: String) -> None:
+        with self._lock:
+            self.states.append((time.monotonic(), msg.data))
+
+    def _on_truth(self, msg: Odometry) -> None:
+        values, _stamp = ros_msgs.odometry_to_values(msg)
+        with self._lock:
+            self.ground_truth.append((time.monotonic(), values['pos_w'], values['quat_wxyz']))
+
+    def _on_event(self, msg: String) -> None:
+        event = json.loads(msg.data)
+        event['received_s'] = time.monotonic()
+        with self._lock:
+            self.events.append(event)
+
+    def _on_diag(self, msg: DiagnosticArray) -> None:
+        for status in msg.status:
+            if status.name.startswith('policy_node'):
+                with self._lock:
+                    self.diagnostics = {kv.key: kv.value for kv in status.values}
+
+    # -- queries ----------------------------------------------------------------------
+    def window(self, name: str, t0_s: float, t1_s: float = float('inf')) -> list:
+        """Recorded entries of a series with receive time in [t0, t1]."""
+        with self._lock:
+            return [e for e in getattr(self, name) if t0_s <= e[0] <= t1_s]
+
+    def events_since(self, t0_s: float, kind: str | None = None) -> list[dict]:
+        """Bridge events received after t0 (optionally of one kind)."""
+        with self._lock:
+            return [e for e in self.events if e['received_s'] >= t0_s
+                    and (kind is None or e['event'] == kind)]
+
+    def wait_for(self, predicate, timeout_s: float, what: str) -> None:
+        """Poll predicate() until true; HilError naming `what` after timeout_s."""
+        deadline = time.monotonic() + timeout_s
+        while not predicate():
+            if time.monotonic() > deadline:
+                raise HilError(f'timed out after {timeout_s:g} s waiting for {what}')
+            time.sleep(0.01)
+
+    # -- services ---------------------------------------------------------------------
+    def _call(self, client, request, timeout_s: float = 5.0):
+        """Call a service and wait for the answer."""
+        if not client.wait_for_service(timeout_sec=timeout_s):
+            raise HilError(f'service {client.srv_name} is not available')
+        future = client.call_async(request)
+        self.wait_for(future.done, timeout_s, f'an answer from {client.srv_name}')
+        return future.result()
+
+    def enable(self, on: bool = True) -> str:
+        """policy_node/enable; HilError when the node refuses."""
+        answer = self._call(self._enable, SetBool.Request(data=on))
+        if not answer.success:
+            raise HilError(f'policy_node refused enable({on}): {answer.message}')
+        return answer.message
+
+    def reset_bridge(self) -> None:
+        """sim_bridge/reset: vehicle back to its start pose, held, faults cleared."""
+        answer = self._call(self._reset, Trigger.Request())
+        if not answer.success:
+            raise HilError(f'sim_bridge refused reset: {answer.message}')
+
+    def set_faults(self, names: str) -> None:
+        """Set the bridge's active_faults parameter ('' clears) through set_parameters."""
+        value = ParameterValue(type=ParameterType.PARAMETER_STRING, string_value=names)
+        request = SetParameters.Request(parameters=[Parameter(name='active_faults',
+                                                              value=value)])
+        result = self._call(self._params, request).results[0]
+        if not result.successful:
+            raise HilError(f'sim_bridge rejected active_faults={names!r}: {result.reason}')
+
+    def close(self) -> None:
+        """Stop spinning and destroy the node."""
+        self._executor.shutdown(timeout_sec=1.0)
+        self.destroy_node()

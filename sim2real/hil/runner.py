@@ -1,0 +1,139 @@
+"""`sim2real hil`: bridge and policy node as separate processes, scenarios, one JSON result."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+import tempfile
+import time
+
+import yaml
+
+from sim2real.assets import asset_dirs
+from sim2real.hil.monitor import HilError, HilMonitor
+from sim2real.hil.processes import (
+    node_command, NodeProcess, private_domain_id, ros_environment)
+from sim2real.hil.scenarios import fault_run, nominal, quadrotor_faults, Scenario
+
+log = logging.getLogger(__name__)
+
+ROBOT_FAULTS = {'quadrotor': quadrotor_faults}
+
+
+def params_path(robot: str) -> Path:
+    """config/<robot>.yaml, found the way URDFs are (checkout or install prefix)."""
+    for directory in asset_dirs('config'):
+        path = directory / f'{robot}.yaml'
+        if path.is_file():
+            return path
+    raise FileNotFoundError(f'no parameter file config/{robot}.yaml for robot {robot!r}')
+
+
+def load_sections(path: Path) -> tuple[dict, dict]:
+    """The policy_node and sim_bridge parameter sections of a ROS 2 parameter file."""
+    raw = yaml.safe_load(Path(path).read_text(encoding='utf-8'))
+    try:
+        return (raw['policy_node']['ros__parameters'], raw['sim_bridge']['ros__parameters'])
+    except (KeyError, TypeError) as exc:
+        raise HilError(f'{path}: needs policy_node and sim_bridge ros__parameters') from exc
+
+
+def select_faults(robot: str, spec: str, node: dict, bridge: dict) -> list:
+    """Fault cases from 'none', 'all' or a comma list; ValueError naming unknown ones."""
+    cases = ROBOT_FAULTS[robot](node, bridge)
+    if spec in ('', 'none'):
+        return []
+    if spec == 'all':
+        return list(cases.values())
+    names = [n.strip() for n in spec.split(',') if n.strip()]
+    unknown = [n for n in names if n not in cases]
+    if unknown:
+        raise ValueError(f'unknown fault(s) {unknown}; {robot} knows {sorted(cases)}')
+    return [cases[n] for n in names]
+
+
+def run_hil(robot: str, policy: str | Path, duration_s: float = 10.0, faults: str = 'all',
+            params_file: str | Path | None = None, log_dir: str | Path | None = None) -> dict:
+    """Run the HIL scenarios for robot with an exported policy; the result as a dict."""
+    if robot not in ROBOT_FAULTS:
+        raise ValueError(f'unknown robot {robot!r}; HIL knows {sorted(ROBOT_FAULTS)}')
+    policy = Path(policy).resolve()
+    if not policy.is_file():
+        raise FileNotFoundError(f'policy file {policy} does not exist')
+    params = Path(params_file) if params_file else params_path(robot)
+    node_cfg, bridge_cfg = load_sections(params)
+    cases = select_faults(robot, faults, node_cfg, bridge_cfg)
+    log_dir = Path(log_dir or tempfile.mkdtemp(prefix='sim2real-hil-'))
+    log_dir.mkdir(parents=True, exist_ok=True)
+    domain = private_domain_id()
+    os.environ.update(ros_environment(domain, base={}))   # this process joins the same domain
+    env = ros_environment(domain)
+    procs = [
+        NodeProcess('sim_bridge', node_command('sim2real.deploy.sim_bridge', params, {}),
+                    env, log_dir / 'sim_bridge.log'),
+        NodeProcess('policy_node', node_command('sim2real.deploy.policy_node', params,
+                                                {'policy_file': str(policy)}),
+                    env, log_dir / 'policy_node.log'),
+    ]
+    try:
+        result = _run_scenarios(procs, policy, node_cfg, bridge_cfg, cases, duration_s)
+    finally:
+        for proc in procs:
+            proc.stop()
+    result.update(robot=robot, policy=str(policy), domain_id=domain, logs=str(log_dir))
+    return result
+
+
+def _run_scenarios(procs, policy: Path, node_cfg: dict, bridge_cfg: dict, cases,
+                   duration_s: float) -> dict:
+    """Connect the monitor, wait for both nodes, run nominal flight and each fault."""
+    import rclpy
+
+    from sim2real.deploy.runtime import read_policy_contract
+    contract = read_policy_contract(policy)
+    max_collective = float(contract.action.params.get('max_collective_thrust_n', 0.0))
+    sc = Scenario(node=node_cfg, bridge=bridge_cfg)
+    rclpy.init()
+    mon = HilMonitor(node_cfg['command_interface'], '/' + node_cfg['command_topic'],
+                     max_collective)
+    try:
+        _wait_ready(mon, procs)
+        t0 = time.monotonic()
+        flight = nominal(mon, sc, duration_s)
+        fault_results = {case.name: fault_run(mon, sc, case) for case in cases}
+        diag = flight.pop('diagnostics')
+        total = flight['limit_violations'] + sum(
+            f['limit_violations'] for f in fault_results.values())
+        return {
+            'target_rate_hz': node_cfg['rate_hz'],
+            'achieved_rate_hz': diag.get('achieved_rate_hz', 0.0),
+            'period_error_p99_ms': diag.get('period_error_p99_ms', float('nan')),
+            'period_error_p50_ms': diag.get('period_error_p50_ms', float('nan')),
+            'inference_p99_us': diag.get('inference_p99_us', float('nan')),
+            'inference_p50_us': diag.get('inference_p50_us', float('nan')),
+            'hover_error_m': flight['hover_error_m'],
+            'max_hover_error_m': flight['max_error_m'],
+            'nominal_states': flight['states_seen'],
+            'received_state_rate_hz': flight['received_state_rate_hz'],
+            'duration_s': duration_s,
+            'limit_violations': total,
+            'faults': fault_results,
+            'wall_time_s': round(time.monotonic() - t0, 1),
+        }
+    finally:
+        mon.close()
+        rclpy.try_shutdown()
+
+
+def _wait_ready(mon: HilMonitor, procs, timeout_s: float = 60.0) -> None:
+    """Until the node publishes its state and the bridge its ground truth; fail fast on death."""
+    deadline = time.monotonic() + timeout_s
+    while not (mon.states and mon.ground_truth):
+        for proc in procs:
+            if not proc.alive():
+                raise HilError(f'{proc.name} exited with code {proc.proc.returncode}:\n'
+                               f'{proc.tail()}')
+        if time.monotonic() > deadline:
+            raise HilError(f'nodes not ready after {timeout_s:g} s; logs in {procs[0].log_path}')
+        time.sleep(0.05)

@@ -1,0 +1,197 @@
+"""The HIL scenarios: nominal flight, then one run per injected fault, judged on ground truth.
+
+Each scenario re-launches the vehicle the way an operator would: disarm, reset the bridge
+(vehicle held at its start pose), arm; the bridge releases it when the commanded thrust lifts
+it. Faults are switched through the bridge's `active_faults` parameter.
+
+A fault is judged by what it should cause:
+- 'tolerate' (drops, small delays): no crash, no limit violation, still near the target or
+  safely in fallback; ticks_to_safe is 0;
+- 'latch' (NaN, frozen or late sensors): the node's fallback within 2 control ticks of the
+  moment its latch condition holds (onset, or onset + the stale timeout less one sensor
+  period, since the last fresh sample may precede the onset by that much), level flight
+  (tilt below the node's limit) afterwards, no limit violation;
+- 'watchdog' (lost commands): the bridge's firmware-style watchdog within 2 control ticks of
+  its command timeout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import math
+import time
+
+import numpy as np
+
+from sim2real.hil import metrics
+from sim2real.hil.monitor import HilMonitor
+
+
+@dataclass(frozen=True)
+class FaultCase:
+    """One injectable fault and the outcome it must have."""
+
+    name: str
+    expect: str
+    """'tolerate', 'latch' or 'watchdog'."""
+    condition_delay_s: float = 0.0
+    """Time after onset at which the latch (or watchdog) condition holds [s]."""
+
+
+def quadrotor_faults(node: dict, bridge: dict) -> dict[str, FaultCase]:
+    """The quadrotor's fault cases, with condition delays from the parameter file."""
+    odom_s = node['odom_timeout_s'] - 1.0 / bridge['odom_rate_hz']
+    imu_s = node['imu_timeout_s'] - 1.0 / bridge['imu_rate_hz']
+    cases = [
+        FaultCase('drop', 'tolerate'),
+        FaultCase('delay', 'tolerate'),
+        FaultCase('frozen_odom', 'latch', odom_s),
+        FaultCase('frozen_imu', 'latch', imu_s),
+        FaultCase('nan_odom', 'latch', 0.0),
+        FaultCase('nan_imu', 'latch', 0.0),
+        FaultCase('latency_spike', 'latch', min(odom_s, imu_s)),
+        FaultCase('command_loss', 'watchdog', bridge['command_timeout_s']),
+    ]
+    return {c.name: c for c in cases}
+
+
+@dataclass
+class Scenario:
+    """Timing of one HIL run and the limits it is judged against."""
+
+    node: dict
+    """policy_node parameters (from the parameter file)."""
+    bridge: dict
+    """sim_bridge parameters."""
+    settle_s: float = 3.0
+    """Flight time after release before the nominal measurement starts."""
+    fault_settle_s: float = 1.5
+    """Flight time after release before a fault is switched on."""
+    observe_s: float = 1.2
+    """How long a fault stays on."""
+    tolerate_error_m: float = 0.3
+    """Largest distance to the target a tolerated fault may cause."""
+
+    @property
+    def period_s(self) -> float:
+        """Control period of the policy node [s]."""
+        return 1.0 / self.node['rate_hz']
+
+    @property
+    def target_w(self) -> np.ndarray:
+        """Hover target [m; world]."""
+        return np.asarray(self.node['hover_target_m'], dtype=float)
+
+
+def launch(mon: HilMonitor, timeout_s: float = 5.0) -> float:
+    """Disarm, reset the bridge, arm; returns the steady time the bridge released the vehicle."""
+    mon.enable(False)
+    mon.reset_bridge()
+    t_arm = time.monotonic()
+    mon.enable(True)
+    mon.wait_for(lambda: mon.events_since(t_arm, 'released'), timeout_s,
+                 'the bridge to release the vehicle (thrust never reached hover)')
+    return mon.events_since(t_arm, 'released')[0]['monotonic_s']
+
+
+def _violations(mon: HilMonitor, sc: Scenario, t0_s: float, t1_s: float) -> int:
+    """Command-limit and geofence violations recorded in [t0, t1]."""
+    cmds = mon.window('commands', t0_s, t1_s)
+    count = 0
+    if cmds and len(cmds[0][1]) == 4 and sc.node['command_interface'] == 'cmd_vel_legacy':
+        values = np.array([c[1] for c in cmds])
+        count += metrics.command_violations(
+            values[:, 0], values[:, 1:], sc.node['thrust_max_n'],
+            sc.node['max_body_rate_rad_s'], sc.node['thrust_min_n'])
+    elif cmds:
+        values = np.array([c[1] for c in cmds])
+        count += int((~np.isfinite(values)).any(axis=1).sum())
+    truth = mon.window('ground_truth', t0_s, t1_s)
+    if truth:
+        count += metrics.geofence_violations(np.array([g[1] for g in truth]),
+                                             sc.node['geofence_min_m'],
+                                             sc.node['geofence_max_m'])
+    return count
+
+
+def _truth(mon: HilMonitor, t0_s: float, t1_s: float):
+    """Ground-truth times, positions, quaternions in [t0, t1]."""
+    truth = mon.window('ground_truth', t0_s, t1_s)
+    if not truth:
+        return np.zeros(0), np.zeros((0, 3)), np.zeros((0, 4))
+    return (np.array([g[0] for g in truth]), np.array([g[1] for g in truth]),
+            np.array([g[2] for g in truth]))
+
+
+def nominal(mon: HilMonitor, sc: Scenario, duration_s: float) -> dict:
+    """Launch, settle, hover for duration_s: hover error, loop timing, violations."""
+    t_release = launch(mon)
+    time.sleep(sc.settle_s)
+    t0 = time.monotonic()
+    time.sleep(duration_s)
+    t1 = time.monotonic()
+    times, pos, _quat = _truth(mon, t0, t1)
+    states = mon.window('states', t0, t1)
+    time.sleep(sc.node['diagnostics_period_s'] + 0.2)   # a diagnostics message after t1
+    diag = {k: float(v) for k, v in mon.diagnostics.items() if _is_number(v)}
+    return {
+        'hover_error_m': metrics.hover_error_m(times, pos, sc.target_w, t0, t1),
+        'max_error_m': metrics.max_error_m(times, pos, sc.target_w, t0, t1),
+        'states_seen': sorted({s for _t, s in states}),
+        'received_state_rate_hz': (len(states) - 1) / (t1 - t0) if len(states) > 1 else 0.0,
+        'limit_violations': _violations(mon, sc, t_release, t1),
+        'diagnostics': diag,
+    }
+
+
+def _is_number(text: str) -> bool:
+    """True for strings float() accepts."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase) -> dict:
+    """Launch, settle, inject one fault for observe_s, and judge the outcome."""
+    t_release = launch(mon)
+    time.sleep(sc.fault_settle_s)
+    t_set = time.monotonic()
+    mon.set_faults(case.name)
+    mon.wait_for(lambda: mon.events_since(t_set, 'fault_on'), 2.0, f'{case.name} to start')
+    onset = mon.events_since(t_set, 'fault_on')[0]['monotonic_s']
+    time.sleep(case.condition_delay_s + sc.observe_s)
+    mon.set_faults('')
+    t_end = time.monotonic()
+    violations = _violations(mon, sc, t_release, t_end)
+    times, pos, quat = _truth(mon, onset, t_end)
+    tilt_max = float(metrics.tilt_rad(quat).max()) if len(quat) else math.nan
+    crashed = bool(len(pos) == 0 or pos[:, 2].min() < 0.03 or tilt_max > math.pi / 2)
+    level = tilt_max < sc.node['max_tilt_rad']
+    states = mon.window('states', onset - 0.1, t_end)
+    state_times, state_names = [s[0] for s in states], [s[1] for s in states]
+    fell_back = any(s.startswith('fallback') for s in state_names)
+    t_cond = onset + case.condition_delay_s
+    if case.expect == 'tolerate':
+        err = metrics.max_error_m(times, pos, sc.target_w, onset, t_end)
+        ticks = 0
+        safe = not crashed and (err <= sc.tolerate_error_m or fell_back)
+    elif case.expect == 'latch':
+        ticks = metrics.ticks_to_safe(state_times, state_names, t_cond)
+        safe = ticks is not None and ticks <= 2 and level and not crashed
+    else:
+        trips = mon.events_since(onset, 'watchdog')
+        t_trip = trips[0]['monotonic_s'] if trips else None
+        ticks = metrics.ticks_between(t_cond, t_trip, sc.period_s)
+        safe = ticks is not None and ticks <= 2 and level and not crashed
+    return {
+        'recovered_safe': bool(safe and violations == 0),
+        'ticks_to_safe': -1 if ticks is None else int(ticks),
+        'limit_violations': int(violations),
+        'expect': case.expect,
+        'fallback': fell_back,
+        'final_state': state_names[-1] if state_names else '',
+        'max_tilt_rad': round(tilt_max, 4),
+        'crashed': crashed,
+    }

@@ -1,0 +1,149 @@
+"""sim_bridge over real DDS: a subprocess on a private domain, checked from this process."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from geometry_msgs.msg import Twist
+from nav_msgs.msg import Odometry
+from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+from rcl_interfaces.srv import SetParameters
+import rclpy
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import Imu
+from std_msgs.msg import String
+from std_srvs.srv import Trigger
+
+RATES_HZ = {'odom': 200.0, 'imu': 500.0}
+
+
+@pytest.fixture
+def domain_env(monkeypatch):
+    """A private ROS_DOMAIN_ID (1..100, from the pid) on localhost, here and for children."""
+    domain = os.getpid() % 100 + 1
+    monkeypatch.setenv('ROS_DOMAIN_ID', str(domain))
+    monkeypatch.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    return domain
+
+
+@pytest.fixture
+def bridge(domain_env, tmp_path):
+    """The sim_bridge process with the spec's rates (log in tmp_path); SIGINT, then kill."""
+    out = open(tmp_path / 'sim_bridge.log', 'w')
+    proc = subprocess.Popen(
+        [sys.executable, '-m', 'sim2real.deploy.sim_bridge', '--ros-args',
+         '-p', f'odom_rate_hz:={RATES_HZ["odom"]}', '-p', f'imu_rate_hz:={RATES_HZ["imu"]}'],
+        stdout=out, stderr=subprocess.STDOUT)
+    try:
+        yield proc
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        out.close()
+
+
+@pytest.fixture
+def listener(domain_env):
+    """A node in this process: receive log per topic and a set_parameters client."""
+    context = Context()
+    rclpy.init(context=context, domain_id=domain_env)
+    node = rclpy.create_node('br_listener', context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    log = {'odom': [], 'imu': [], 'events': []}
+    sensor_qos = QoSProfile(depth=200, reliability=ReliabilityPolicy.BEST_EFFORT)
+    for topic, msg_type in (('odom', Odometry), ('imu', Imu)):
+        node.create_subscription(msg_type, topic, lambda m, t=topic: log[t].append(
+            (time.monotonic(), m)), sensor_qos)
+    node.create_subscription(String, '/sim_bridge/events', lambda m: log['events'].append(
+        json.loads(m.data)), 50)
+    client = node.create_client(SetParameters, '/sim_bridge/set_parameters')
+    try:
+        yield node, executor, log, client
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)
+
+
+def spin_for(executor, duration_s, until=lambda: False):
+    """Spin until duration_s passed or until() is true; returns whether until() became true."""
+    end = time.monotonic() + duration_s
+    while time.monotonic() < end:
+        if until():
+            return True
+        executor.spin_once(timeout_sec=0.01)
+    return until()
+
+
+def set_active_faults(executor, client, value):
+    """Call the bridge's set_parameters for active_faults; returns the SetParametersResult."""
+    request = SetParameters.Request(parameters=[Parameter(name='active_faults', value=(
+        ParameterValue(type=ParameterType.PARAMETER_STRING, string_value=value)))])
+    future = client.call_async(request)
+    assert spin_for(executor, 5.0, future.done)
+    return future.result().results[0]
+
+
+def test_rates_and_nan_fault_over_dds(bridge, listener):
+    """odom 200 Hz and imu 500 Hz within 5 % over 2 s; set_parameters nan_imu -> NaN imu."""
+    _, executor, log, client = listener
+    assert spin_for(executor, 30.0, lambda: log['odom'] and log['imu']), 'no data from bridge'
+    spin_for(executor, 0.5)   # past discovery and start-up
+    start = time.monotonic()
+    spin_for(executor, 2.0)
+    for topic, rate_hz in RATES_HZ.items():
+        received = [m for t, m in log[topic] if t >= start]
+        assert len(received) / 2.0 == pytest.approx(rate_hz, rel=0.05), topic
+        stamps = [m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 for m in received]
+        assert (len(stamps) - 1) / (stamps[-1] - stamps[0]) == pytest.approx(rate_hz, rel=0.05)
+    assert np.isfinite(log['imu'][-1][1].angular_velocity.x)
+
+    rejected = set_active_faults(executor, client, 'nan_imu, nan_gps')
+    assert not rejected.successful and "'nan_gps'" in rejected.reason
+    assert set_active_faults(executor, client, 'nan_imu').successful
+    applied_s = time.monotonic()
+    assert spin_for(executor, 2.0, lambda: any(
+        t > applied_s and np.isnan(m.angular_velocity.x) for t, m in log['imu']))
+    assert spin_for(executor, 2.0, lambda: any(
+        e['event'] == 'fault_on' and e['fault'] == 'nan_imu' for e in log['events']))
+    assert np.isfinite(log['odom'][-1][1].pose.pose.position.z)   # odom is not faulted
+
+
+def test_commands_release_watchdog_and_reset_over_dds(bridge, listener):
+    """Hover Twists (linear.z 26696) release the vehicle; silence trips the watchdog; reset."""
+    node, executor, log, _ = listener
+    truth = []
+    node.create_subscription(Odometry, '/sim_bridge/ground_truth',
+                             lambda m: truth.append(m.pose.pose.position.z), 10)
+    cmd_pub = node.create_publisher(Twist, 'cmd_vel_legacy', 10)
+    reset = node.create_client(Trigger, '/sim_bridge/reset')
+    assert spin_for(executor, 30.0, lambda: truth and log['imu']), 'no data from bridge'
+
+    def events():
+        """Names of the events received so far."""
+        return [e['event'] for e in log['events']]
+
+    hover = Twist()
+    hover.linear.z = 60000 * 0.27 / 0.5953146802560001   # 0.27 N > hover 0.2649 N
+    end = time.monotonic() + 1.0
+    while time.monotonic() < end:
+        cmd_pub.publish(hover)
+        spin_for(executor, 0.01)
+    assert 'released' in events() and 'watchdog' not in events()
+    assert spin_for(executor, 1.0, lambda: 'watchdog' in events())
+    assert truth[-1] != 1.5
+    future = reset.call_async(Trigger.Request())
+    assert spin_for(executor, 5.0, future.done) and future.result().success
+    assert spin_for(executor, 2.0, lambda: 'reset' in events() and truth[-1] == 1.5)

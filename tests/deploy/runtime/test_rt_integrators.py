@@ -1,0 +1,93 @@
+"""Action integrators: hand-computed commands and the newest-first clipped history."""
+
+import numpy as np
+import pytest
+
+from sim2real.contract import ActionSpec, Contract, ContractError
+from sim2real.deploy.runtime.integrators import make_integrator
+
+
+def _contract(kind, size, params, default=(), rate_hz=50.0):
+    """A minimal contract around one action spec."""
+    names = [f'j{i}' for i in range(len(default))]
+    return Contract(task='t', robot='r', urdf_sha256='', policy_rate_hz=rate_hz,
+                    physics_rate_hz=200.0, joint_names=names,
+                    default_joint_pos_rad=list(default), observations=[],
+                    action=ActionSpec(kind, size, params=params))
+
+
+QUAD = {'hover_thrust_n': 0.25, 'max_collective_thrust_n': 0.6, 'max_body_rate_rad_s': 6.0}
+
+
+def test_thrust_body_rates_formula_and_clip():
+    """a = (0.5, 0.1, -2, 0.5): thrust 0.25*1.5 = 0.375 N, rates (0.6, -6, 3) rad/s."""
+    integrator = make_integrator(_contract('thrust_body_rates', 4, QUAD))
+    command = integrator.step(np.array([0.5, 0.1, -2.0, 0.5]))
+    np.testing.assert_allclose(command, [0.375, 0.6, -6.0, 3.0])
+
+
+def test_thrust_is_capped_at_max_collective():
+    """hover 0.25 N * (1 + 1) = 0.5 N with a 0.4 N collective limit -> 0.4 N."""
+    integrator = make_integrator(_contract('thrust_body_rates', 4, dict(
+        QUAD, max_collective_thrust_n=0.4)))
+    assert integrator.step(np.array([3.0, 0.0, 0.0, 0.0]))[0] == pytest.approx(0.4)
+
+
+def test_history_is_newest_first_and_zero_after_reset():
+    """History of 3 after outputs 0.1, 0.2, 0.3 (then 2.0 clipped to 1): rows 1, .3, .2."""
+    integrator = make_integrator(_contract('thrust_body_rates', 4, QUAD), history_length=3)
+    for value in (0.1, 0.2, 0.3, 2.0):
+        integrator.step(np.full(4, value))
+    np.testing.assert_allclose(integrator.history[:, 0], [1.0, 0.3, 0.2])
+    integrator.reset()
+    assert not integrator.history.any()
+
+
+def test_rotor_speeds_map_minus_one_to_min_and_one_to_max():
+    """min 100, max 2100 rad/s: a = (-1, 0, 1, 0.5) -> (100, 1100, 2100, 1600)."""
+    integrator = make_integrator(_contract('rotor_speeds', 4, {
+        'min_speed_rad_s': 100.0, 'max_speed_rad_s': 2100.0}))
+    np.testing.assert_allclose(integrator.step(np.array([-1.0, 0.0, 1.0, 0.5])),
+                               [100.0, 1100.0, 2100.0, 1600.0])
+
+
+def test_joint_offset_holds_default_plus_scaled_action():
+    """q0 = (0.1, -0.2), scale 0.5, a = (0.4, -1): q* = (0.3, -0.7), twice in a row."""
+    integrator = make_integrator(_contract('joint_position_offset', 2, {'scale': 0.5},
+                                           default=(0.1, -0.2)))
+    integrator.reset(np.array([1.0, 1.0]))
+    for _ in range(2):
+        np.testing.assert_allclose(integrator.step(np.array([0.4, -1.0])), [0.3, -0.7])
+
+
+def test_joint_delta_integrates_from_measured_q():
+    """Seeded at q = (1, 2), scale 0.1, a = (1, -1) twice: (1.1, 1.9) then (1.2, 1.8)."""
+    integrator = make_integrator(_contract('joint_position_delta', 2, {'scale': 0.1},
+                                           default=(0.0, 0.0)))
+    integrator.reset(np.array([1.0, 2.0]))
+    np.testing.assert_allclose(integrator.step(np.array([1.0, -1.0])), [1.1, 1.9])
+    np.testing.assert_allclose(integrator.step(np.array([1.0, -1.0])), [1.2, 1.8])
+
+
+def test_joint_ema_blends_toward_the_offset_target():
+    """alpha 0.25, q0 0, scale 1, seeded at q = 1, a = -1: 0.25*-1 + 0.75*1 = 0.5, then 0.125."""
+    integrator = make_integrator(_contract('joint_position_ema', 1, {
+        'scale': 1.0, 'alpha': 0.25}, default=(0.0,)))
+    integrator.reset(np.array([1.0]))
+    assert integrator.step(np.array([-1.0]))[0] == pytest.approx(0.5)
+    assert integrator.step(np.array([-1.0]))[0] == pytest.approx(0.125)
+
+
+def test_joint_rate_capped_moves_at_most_rate_times_dt():
+    """2 rad/s at 50 Hz = 0.04 rad per tick: from 0 toward 0.1 -> 0.04, 0.08, 0.1."""
+    integrator = make_integrator(_contract('joint_position_rate_capped', 1, {
+        'scale': 0.1, 'max_rate_rad_s': 2.0}, default=(0.0,)))
+    integrator.reset(np.array([0.0]))
+    got = [integrator.step(np.array([1.0]))[0] for _ in range(3)]
+    np.testing.assert_allclose(got, [0.04, 0.08, 0.1])
+
+
+def test_unknown_kind_is_named():
+    """An action kind the runtime does not know raises ContractError naming action.kind."""
+    with pytest.raises(ContractError, match='action.kind'):
+        make_integrator(_contract('torques', 2, {}, default=(0.0, 0.0)))

@@ -1,0 +1,108 @@
+"""Joint-robot runtime on a real 3-joint URDF: name matching, safety chain, fallbacks."""
+
+import math
+
+import numpy as np
+import pytest
+
+from sim2real.deploy.runtime import Runtime, Sample
+
+# contract order hip, knee, ankle; the parameter file lists ankle, hip, knee
+KP, KD, TAU = np.array([20.0, 10.0, 5.0]), np.array([1.0, 0.5, 0.2]), np.array([15.0, 8.0, 2.0])
+POS_MIN, POS_MAX = np.array([-1.5, -2.0, -0.8]), np.array([1.5, 0.3, 0.8])
+Q = np.array([0.2, -0.5, 0.1])
+
+
+def joints(t, q=Q, qd=(0.0, 0.0, 0.0), names=None):
+    """A joint_state sample at t (contract order unless names given)."""
+    values = {'pos_rad': np.array(q), 'vel_rad_s': np.array(qd)}
+    if names is not None:
+        values['names'] = np.array(names)
+    return Sample(values, t, t)
+
+
+def imu(t, quat=(1.0, 0.0, 0.0, 0.0)):
+    """A base imu sample at t."""
+    return Sample({'quat_wxyz': np.array(quat), 'ang_vel_b': np.zeros(3)}, t, t)
+
+
+def feed(runtime, t, **kw):
+    """Fresh joint states and imu at t."""
+    runtime.put('joint_state', joints(t, **kw))
+    runtime.put('imu', imu(t))
+
+
+@pytest.fixture
+def runtime(joint_params_file):
+    """A fresh joint runtime (damping fallback)."""
+    return Runtime.from_files(None, joint_params_file)
+
+
+def test_inactive_is_limp_with_gains_in_contract_order(runtime):
+    """Disarmed: q* = measured q, kp = kd = 0; 9 values; kind joint_position at 50 Hz."""
+    feed(runtime, 0.0)
+    result = runtime.step(0.0)
+    assert (runtime.command_kind, runtime.rate_hz, result.state) == (
+        'joint_position', 50.0, 'inactive')
+    np.testing.assert_allclose(result.command, np.concatenate([Q, np.zeros(6)]))
+
+
+def test_joint_state_is_matched_by_name(runtime):
+    """Names (ankle, knee, hip) with q (0.1, -0.5, 0.2): joint_pos_rel = q - q0 = (.1, .3, .1)."""
+    runtime.put('joint_state', joints(0.0, q=(0.1, -0.5, 0.2), names=['ankle', 'knee', 'hip']))
+    runtime.put('imu', imu(0.0))
+    np.testing.assert_allclose(runtime.observation()[0, 9:12], [0.1, 0.3, 0.1], atol=1e-7)
+    np.testing.assert_allclose(runtime.observation()[0, 0:3], [0.0, 0.0, -1.0])
+
+
+def test_soft_start_begins_at_the_measured_pose(runtime):
+    """At the enable tick (fraction 0) the targets are the measured q with kp, kd."""
+    feed(runtime, 0.0)
+    assert runtime.enable(0.0) == (True, '')
+    result = runtime.step(0.0)
+    assert result.state == 'soft_start'
+    np.testing.assert_allclose(result.command, np.concatenate([Q, KP, KD]))
+
+
+def test_active_targets_are_within_limits_and_torque_feasible(runtime):
+    """Over 10 ticks at 50 Hz with qd = (3, -2, 1): q* in limits, |kp(q*-q) - kd qd| <= tau."""
+    qd = np.array([3.0, -2.0, 1.0])
+    feed(runtime, 0.0, qd=qd)
+    runtime.enable(0.0)
+    for k in range(10):
+        feed(runtime, 0.02 * k, qd=qd)
+        result = runtime.step(0.02 * k)
+        target = result.command[:3]
+        assert np.all((POS_MIN <= target) & (target <= POS_MAX))
+        assert np.all(np.abs(KP * (target - Q) - KD * qd) <= TAU + 1e-9)
+    assert result.state == 'active'
+
+
+def test_joint_velocity_latches_into_damping(runtime):
+    """qd = 16 rad/s > 15 on the ankle: joint_velocity; q* = q, kp 0, kd 0.7."""
+    feed(runtime, 0.0)
+    runtime.enable(0.0)
+    feed(runtime, 0.02, qd=(0.0, 0.0, 16.0))
+    result = runtime.step(0.02)
+    assert (result.state, result.reason) == ('fallback', 'joint_velocity')
+    np.testing.assert_allclose(result.command, np.concatenate([Q, np.zeros(3), np.full(3, 0.7)]))
+
+
+def test_hold_fallback_keeps_the_pose_at_the_latch(joint_params_file):
+    """fallback hold, joint states stale at 0.1 s: q* = q at the latch with kp, kd."""
+    runtime = Runtime.from_files(None, joint_params_file, overrides={'fallback': 'hold'})
+    feed(runtime, 0.0)
+    runtime.enable(0.0)
+    runtime.put('imu', imu(0.1))
+    result = runtime.step(0.1)
+    assert (result.state, result.reason) == ('fallback', 'stale:joint_state')
+    np.testing.assert_allclose(result.command, np.concatenate([Q, KP, KD]))
+
+
+def test_base_tilt_latches(runtime):
+    """A base rolled 0.9 rad (> 0.8) latches 'tilt' on that tick."""
+    feed(runtime, 0.0)
+    runtime.enable(0.0)
+    runtime.put('joint_state', joints(0.02))
+    runtime.put('imu', imu(0.02, quat=(math.cos(0.45), math.sin(0.45), 0.0, 0.0)))
+    assert runtime.step(0.02).reason == 'tilt'

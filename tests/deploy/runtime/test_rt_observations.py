@@ -1,0 +1,85 @@
+"""Deploy observations equal the training env's policy observations for the same raw state."""
+
+import numpy as np
+import pytest
+import torch
+
+from sim2real import terms
+from sim2real.contract import ContractError, ObservationTermSpec
+from sim2real.deploy.runtime import PolicyRunner, Runtime, Sample
+from sim2real.deploy.runtime.observations import ObservationBuilder
+
+
+def _bridge_odom(qpos, qvel, stamp_s):
+    """An odom sample built from MuJoCo free-joint state the way the HIL bridge builds it."""
+    rotmat = terms.quat_to_rotmat(qpos[3:7])
+    values = {'pos_w': qpos[:3].copy(), 'quat_wxyz': qpos[3:7].copy(),
+              'lin_vel_b': terms.rotate_world_to_body(rotmat, qvel[:3]),
+              'ang_vel_b': qvel[3:6].copy()}   # MuJoCo's free-joint angular velocity is body
+    return Sample(values, stamp_s, stamp_s)
+
+
+def test_runtime_observation_matches_env_for_20_random_steps(make_env, quad_params_file):
+    """3 envs x 21 states (3-deep action history, a time-out reset at step 10): <= 1e-5."""
+    def no_obs_delay(cfg):
+        cfg.observations['policy'].delay_ticks = (0, 0)
+        cfg.episode_length_s = 0.1
+    env = make_env(num_envs=3, play=True, edit=no_obs_delay)
+    runtimes = [Runtime.from_files(None, quad_params_file) for _ in range(3)]
+    obs = env.observations.compute()['policy']
+    gen = torch.Generator().manual_seed(3)
+    compared = resets = 0
+    for step in range(21):
+        if step > 0:
+            actions = 1.5 * torch.randn(3, 4, generator=gen)
+            obs_dict, _, terminated, truncated, _ = env.step(actions)
+            obs = obs_dict['policy']
+        qpos, qvel = env.scene.backend.qpos.numpy(), env.scene.backend.qvel.numpy()
+        target = env.command('target').pos_w.numpy()
+        for i, runtime in enumerate(runtimes):
+            if step > 0:
+                runtime.integrator.step(actions[i].numpy())
+                if bool(terminated[i] | truncated[i]):
+                    runtime.integrator.reset()
+                    resets += 1
+            runtime.put('odom', _bridge_odom(qpos[i], qvel[i], float(step)))
+            runtime.put('setpoint', Sample({'pos_w': target[i]}, float(step), float(step)))
+            got = runtime.observation()
+            assert got.dtype == np.float32 and got.shape == (1, 30)
+            np.testing.assert_allclose(got[0], obs[i].numpy(), atol=1e-5, rtol=0)
+            compared += 1
+    assert compared == 63 and resets >= 3
+    assert env.action_term.history.shape == (3, 3, 4)
+
+
+def test_scale_and_clip_follow_the_contract(quad_contract):
+    """lin_vel_b (scale 0.5, clip 5): 4 m/s -> 2, 30 m/s -> 5; rotation identity row-major."""
+    builder = ObservationBuilder(quad_contract)
+    obs = builder.build({
+        'pos_w': np.zeros(3), 'target_pos_w': np.array([3.0, 0.0, -1.0]),
+        'rotmat_wb': np.eye(3), 'lin_vel_b': np.array([4.0, 30.0, -30.0]),
+        'ang_vel_b': np.array([1.0, 0.0, 80.0]), 'action_history': np.ones((3, 4))})
+    np.testing.assert_allclose(obs[0, 0:3], [2.0, 0.0, -1.0])          # clip 2
+    np.testing.assert_allclose(obs[0, 3:12], np.eye(3).reshape(-1))
+    np.testing.assert_allclose(obs[0, 12:15], [2.0, 5.0, -5.0])
+    np.testing.assert_allclose(obs[0, 15:18], [0.25, 0.0, 10.0])       # scale .25, clip 10
+    np.testing.assert_allclose(obs[0, 18:30], np.ones(12))
+
+
+def test_unknown_term_is_named(quad_contract):
+    """A term the runtime does not know is refused as observations[5].name."""
+    contract = type(quad_contract).from_json(quad_contract.to_json())
+    contract.observations.append(ObservationTermSpec('foot_contacts', 4))
+    with pytest.raises(ContractError, match=r'observations\[5\]\.name'):
+        ObservationBuilder(contract)
+
+
+def test_policy_runner_uses_one_thread_each_and_is_deterministic(quad_policy):
+    """1 intra-op and 1 inter-op thread; same input -> identical (4,) float64 output."""
+    runner = PolicyRunner(quad_policy)
+    options = runner.session.get_session_options()
+    assert (options.intra_op_num_threads, options.inter_op_num_threads) == (1, 1)
+    obs = np.linspace(-1, 1, 30, dtype=np.float32)[None, :]
+    (first, wall_s), (second, _) = runner.run(obs), runner.run(obs)
+    assert first.shape == (4,) and first.dtype == np.float64 and wall_s > 0.0
+    np.testing.assert_array_equal(first, second)

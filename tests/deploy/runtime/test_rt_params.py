@@ -1,0 +1,101 @@
+"""Typed parameters from ROS 2 parameter files: spec defaults, unknown keys, wrong types."""
+
+import array
+import dataclasses
+
+import pytest
+
+from sim2real.deploy.runtime import (
+    JointParams, load_params, parameter_defaults, ParamError, QuadrotorParams,
+    read_policy_contract, Runtime, SimBridgeParams)
+
+SPEC_POLICY_NODE = {
+    'policy_file': '', 'robot': 'quadrotor', 'urdf_file': 'quadrotor', 'rate_hz': 100.0,
+    'command_interface': 'cmd_vel_legacy', 'odom_topic': 'odom', 'imu_topic': 'imu',
+    'setpoint_topic': 'setpoint', 'command_topic': 'cmd_vel_legacy', 'odom_timeout_s': 0.05,
+    'imu_timeout_s': 0.05, 'setpoint_timeout_s': 0.0, 'hover_target_m': [0.0, 0.0, 1.5],
+    'soft_start_s': 0.2, 'thrust_min_n': 0.0, 'thrust_max_n': 0.55,
+    'max_body_rate_rad_s': 6.0, 'max_tilt_rad': 1.0, 'geofence_min_m': [-2.0, -2.0, -0.1],
+    'geofence_max_m': [2.0, 2.0, 3.0], 'ground_height_m': 0.05, 'descend_speed_m_s': 0.4,
+    'fallback_level_gain': 4.0, 'fallback_vz_gain': 2.0,
+    'fallback_blind_thrust_fraction': 0.9, 'fallback_max_descent_s': 8.0,
+    'diagnostics_period_s': 1.0,
+}
+SPEC_SIM_BRIDGE = {
+    'robot': 'quadrotor', 'urdf_file': 'quadrotor', 'physics_rate_hz': 500.0,
+    'odom_rate_hz': 200.0, 'imu_rate_hz': 500.0, 'command_interface': 'cmd_vel_legacy',
+    'odom_topic': 'odom', 'imu_topic': 'imu', 'command_topic': 'cmd_vel_legacy',
+    'start_pos_m': [0.0, 0.0, 1.5], 'hold_until_thrust_fraction': 0.9,
+    'command_timeout_s': 0.1, 'imu_gyro_noise_std_rad_s': 0.0, 'seed': 0,
+    'fault_schedule': '', 'active_faults': '', 'fault_drop_probability': 0.3,
+    'fault_delay_s': 0.01, 'fault_delay_jitter_s': 0.005, 'fault_spike_s': 0.2,
+}
+
+
+@pytest.mark.parametrize('cls, spec', [(QuadrotorParams, SPEC_POLICY_NODE),
+                                       (SimBridgeParams, SPEC_SIM_BRIDGE)])
+def test_defaults_are_the_spec_values(cls, spec):
+    """Field names, order and defaults equal the spec's parameter file exactly."""
+    assert dataclasses.asdict(cls()) == spec
+    assert [f.name for f in dataclasses.fields(cls)] == list(spec)
+
+
+def test_spec_file_loads_both_sections(write_params):
+    """A file holding the spec values loads into QuadrotorParams and SimBridgeParams."""
+    path = write_params(SPEC_POLICY_NODE)
+    assert load_params(path) == QuadrotorParams()
+    bridge = write_params(SPEC_SIM_BRIDGE, node_name='sim_bridge')
+    assert load_params(bridge, node_name='sim_bridge') == SimBridgeParams()
+
+
+def test_int_accepted_for_float_and_overrides_win(write_params):
+    """rate_hz: 100 (an int) reads as 100.0; an override of thrust_max_n 0.5 replaces 0.55."""
+    params = load_params(write_params({'rate_hz': 100}), overrides={'thrust_max_n': 0.5})
+    assert isinstance(params.rate_hz, float) and params.rate_hz == 100.0
+    assert params.thrust_max_n == 0.5
+
+
+def test_unknown_key_names_the_closest_valid_name(write_params):
+    """'odom_timeout' is rejected and 'odom_timeout_s' suggested."""
+    with pytest.raises(ParamError, match='"odom_timeout".*did you mean "odom_timeout_s"'):
+        load_params(write_params({'odom_timeout': 0.1}))
+
+
+@pytest.mark.parametrize('key, value', [
+    ('rate_hz', 'fast'), ('rate_hz', True), ('odom_topic', 3), ('hover_target_m', [0.0, 1.0]),
+    ('geofence_max_m', 'box'), ('thrust_max_n', float('nan'))])
+def test_wrong_type_names_the_key(key, value, write_params):
+    """A string rate, a bool rate, an int topic, a 2-vector target or NaN are refused by key."""
+    with pytest.raises(ParamError, match=key):
+        load_params(write_params({key: value}))
+
+
+def test_missing_section_is_refused(write_params):
+    """A file without a policy_node section is refused, naming the section."""
+    with pytest.raises(ParamError, match='policy_node'):
+        load_params(write_params({'seed': 1}, node_name='sim_bridge'))
+
+
+def test_joint_robot_section_reads_joint_params(joint_params_file):
+    """robot: testarm selects JointParams; lists keep the file order (ankle, hip, knee)."""
+    params = load_params(joint_params_file)
+    assert isinstance(params, JointParams)
+    assert params.joint_names == ['ankle', 'hip', 'knee']
+    assert params.kp == [5.0, 20.0, 10.0]
+
+
+def test_parameter_defaults_list_every_declared_name():
+    """policy_node declares the 27 spec names; sim_bridge the 20; values are the defaults."""
+    defaults = parameter_defaults('quadrotor')
+    assert defaults == SPEC_POLICY_NODE
+    assert parameter_defaults('quadrotor', 'sim_bridge') == SPEC_SIM_BRIDGE
+    assert parameter_defaults('testarm')['fallback'] == 'damping'
+
+
+def test_runtime_from_ros_values_accepts_double_arrays(quad_policy):
+    """rclpy's array.array('d') for a double-array parameter reads as a list of floats."""
+    values = dict(SPEC_POLICY_NODE, policy_file=str(quad_policy),
+                  hover_target_m=array.array('d', [0.0, 0.5, 1.0]))
+    runtime = Runtime.from_values(values)
+    assert runtime.params.hover_target_m == [0.0, 0.5, 1.0]
+    assert read_policy_contract(quad_policy) == runtime.contract

@@ -1,0 +1,366 @@
+"""Property tests: no command outside its limits, no NaN out, fallback on the latching tick.
+
+6,000 generated runtime cases here (3,000 quadrotor, 3,000 joint robot) plus 4,000 filter
+cases in test_rt_properties_filters.py: 10,000 in total. Random robot limits (quadrotor with
+either action kind, joint robots with every joint action kind), samples with NaN, Inf and
+huge values, new / repeated / older stamps, and random enable / estop / disable sequences.
+The test keeps its own record of what a latch condition is (an oracle written from the spec)
+and checks the runtime against it after every tick.
+"""
+
+import dataclasses
+import math
+
+from hypothesis import given, HealthCheck, settings
+from hypothesis import strategies as st
+import numpy as np
+import pytest
+
+from sim2real import terms
+from sim2real.contract import ActionSpec
+from sim2real.deploy.runtime import filters, PolicyRunner, Runtime, Sample
+from sim2real.deploy.runtime.contract_check import check_urdf
+from sim2real.deploy.runtime.params import JointParams, QuadrotorParams
+
+SETTINGS = dict(deadline=None, derandomize=True, database=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+NUM_QUAD, NUM_JOINT = 3000, 3000
+WILD = [math.nan, math.inf, -math.inf, 1e300, -1e300]
+DT_S = [0.0, 0.004, 0.01, 0.01, 0.01, 0.02, 0.049, 0.06, 0.5, 9.0]
+CORRUPT = [None, None, None, None] + WILD
+SEEDS = st.integers(0, 2 ** 32 - 1)
+STAMPS = ['new', 'new', 'new', 'new', 'repeat', 'old']
+
+
+def quat_from_rp(roll, pitch):
+    """Unit quaternion (w, x, y, z) of roll about x then pitch about y."""
+    cr, sr = math.cos(roll / 2), math.sin(roll / 2)
+    cp, sp = math.cos(pitch / 2), math.sin(pitch / 2)
+    return np.array([cr * cp, sr * cp, cr * sp, -sr * sp])
+
+
+def corrupted(rng, array, wild):
+    """array with one random element replaced by wild (NaN, +-Inf, +-1e300) unless None."""
+    if wild is not None:
+        array = array.copy()
+        array[rng.integers(len(array))] = wild
+    return array
+
+
+EVENTS = st.lists(st.integers(0, 2 ** 64 - 1), min_size=1, max_size=10)
+"""Each event is a code seeding its time step, operation, stamp mode, corruption and values."""
+
+
+class Oracle:
+    """The spec's latch conditions, tracked independently of the runtime."""
+
+    def __init__(self, streams):
+        """Nothing received yet on streams."""
+        self.streams = streams
+        self.stamp, self.received, self.values, self.nan = {}, {}, {}, False
+
+    def put(self, stream, sample):
+        """Record a sample as the spec defines new data."""
+        if not all(np.isfinite(v).all() for v in sample.values.values()):
+            self.nan = True
+        elif sample.stamp_s > self.stamp.get(stream, -math.inf):
+            self.stamp[stream], self.received[stream] = sample.stamp_s, sample.received_s
+            self.values[stream] = sample.values
+
+    def stale(self, stream, timeout_s, now_s):
+        """Required and older than timeout_s (or never received)."""
+        return timeout_s > 0 and not now_s - self.received.get(stream, -math.inf) <= timeout_s
+
+    def tilted(self, stream, max_tilt_rad):
+        """Body z more than max_tilt_rad from world z (a zero quaternion counts as tilted)."""
+        quat = self.values[stream]['quat_wxyz']
+        with np.errstate(over='ignore'):
+            norm = np.linalg.norm(quat)
+        if not norm > 0:
+            return True
+        return not terms.quat_to_rotmat(quat / norm)[2, 2] >= math.cos(max_tilt_rad)
+
+
+def stamp_for(mode, oracle_stamp, counter):
+    """A new, repeated or older stamp relative to the last one stored."""
+    last = oracle_stamp if oracle_stamp is not None else 0.0
+    return {'new': float(counter), 'repeat': last, 'old': last - 1.0}[mode]
+
+
+def run_sequence(runtime, oracle, codes, make_values, ops, latch, check_command):
+    """Apply each coded event, step, and check the command and the state after every tick.
+
+    'healthy' puts clean fresh samples on every stream; a stream name puts one sample that
+    may be corrupted and may carry a repeated or older stamp; enable / disable / estop act.
+    """
+    now, counter = 0.0, 1
+    for code in codes:
+        rng = np.random.default_rng(code)
+        now += DT_S[rng.integers(len(DT_S))]
+        op, stamp_mode = ops[rng.integers(len(ops))], STAMPS[rng.integers(len(STAMPS))]
+        wild = CORRUPT[rng.integers(len(CORRUPT))]
+        if op == 'healthy':
+            puts = [(name, make_values(name, rng, None, True), 'new') for name in oracle.streams]
+        elif op in oracle.streams:
+            puts = [(op, make_values(op, rng, wild, False), stamp_mode)]
+        else:
+            puts = []
+            apply_op(runtime, op, now, lambda: latch(now))
+        for stream, values, mode in puts:
+            counter += 1
+            sample = Sample(values, stamp_for(mode, oracle.stamp.get(stream), counter), now)
+            runtime.put(stream, sample)
+            oracle.put(stream, sample)
+        was = runtime.state
+        result = runtime.step(now)
+        check_command(result)
+        check_state(runtime, was, result, latch(now), op)
+        oracle.nan = False
+
+
+# -- quadrotor ---------------------------------------------------------------------------
+@pytest.fixture(scope='module')
+def quad_setup(quad_policy, quad_contract):
+    """(policy runner, {kind: contract}, Pinocchio model) shared by every case."""
+    rotor = dataclasses.replace(quad_contract, action=ActionSpec('rotor_speeds', 4, params={
+        'min_speed_rad_s': 0.0, 'max_speed_rad_s': 2272.6281256068564}))
+    model = check_urdf(quad_contract, terms_urdf())
+    return PolicyRunner(quad_policy), {'thrust_body_rates': quad_contract,
+                                       'rotor_speeds': rotor}, model
+
+
+def terms_urdf():
+    """Path of the quadrotor URDF."""
+    from sim2real.assets import urdf_path
+    return urdf_path('quadrotor')
+
+
+def quad_params(kind, seed):
+    """Random quadrotor limits from seed, inside the contract's (max collective 0.595 N)."""
+    rng = np.random.default_rng(seed)
+    thrust_max = rng.uniform(0.05, 0.595)
+    return QuadrotorParams(
+        command_interface='cmd_vel_legacy' if kind == 'thrust_body_rates' else 'rotor_speeds',
+        thrust_max_n=thrust_max, thrust_min_n=rng.uniform(0.0, thrust_max),
+        max_body_rate_rad_s=rng.uniform(0.1, 12.0), max_tilt_rad=rng.uniform(0.1, 3.0),
+        odom_timeout_s=rng.choice([0.02, 0.05, 0.1]), imu_timeout_s=rng.choice([0.0, 0.05]),
+        setpoint_timeout_s=rng.choice([0.0, 0.0, 0.1]), soft_start_s=rng.choice([0.0, 0.2]),
+        ground_height_m=rng.uniform(0.0, 0.5), fallback_level_gain=rng.uniform(0.0, 20.0),
+        fallback_vz_gain=rng.uniform(0.0, 10.0), fallback_max_descent_s=rng.uniform(0.0, 10.0))
+
+
+QUAD_OPS = ['healthy'] * 6 + ['odom'] * 2 + [
+    'imu', 'setpoint', 'enable', 'enable', 'disable', 'estop', 'none']
+
+
+def quad_values(stream, rng, wild, healthy):
+    """odom / imu / setpoint values (near hover when healthy), one element maybe corrupted."""
+    if stream == 'odom':
+        tilt, span = (0.2, 1.0) if healthy else (3.2, 20.0)
+        pos = rng.uniform([-2.5, -2.5, -0.2], [2.5, 2.5, 3.5])
+        if healthy:
+            pos = rng.uniform([-1.0, -1.0, 1.0], [1.0, 1.0, 2.0])
+        quat = quat_from_rp(rng.uniform(-tilt, tilt), rng.uniform(-tilt / 2, tilt / 2))
+        parts = [pos, quat, rng.uniform(-span, span, 3)]
+        field = rng.integers(3)
+        parts[field] = corrupted(rng, parts[field], wild)
+        return dict(zip(('pos_w', 'quat_wxyz', 'lin_vel_b'), parts),
+                    ang_vel_b=rng.uniform(-span, span, 3))
+    if stream == 'imu':
+        return {'ang_vel_b': corrupted(rng, rng.uniform(-30, 30, 3), wild)}
+    return {'pos_w': corrupted(rng, rng.uniform(-3, 3, 3), wild)}
+
+
+def check_quad_command(command, kind, params, kf):
+    """Every limit of the final clamp holds and nothing is NaN."""
+    assert np.isfinite(command).all()
+    if kind == 'thrust_body_rates':
+        assert command[0] == 0.0 or params.thrust_min_n <= command[0] <= params.thrust_max_n
+        assert np.all(np.abs(command[1:]) <= params.max_body_rate_rad_s)
+    else:
+        assert np.all((command >= 0.0) & (command <= 2272.6281256068564))
+        assert kf * np.sum(command ** 2) <= params.thrust_max_n
+
+
+def quad_latch(oracle, params, now_s):
+    """Whether a quadrotor latch condition holds at this tick (estop aside)."""
+    if oracle.nan:
+        return True
+    if any(oracle.stale(s, t, now_s) for s, t in (
+            ('odom', params.odom_timeout_s), ('imu', params.imu_timeout_s),
+            ('setpoint', params.setpoint_timeout_s))):
+        return True
+    if oracle.tilted('odom', params.max_tilt_rad):
+        return True
+    pos = oracle.values['odom']['pos_w']
+    return bool(np.any(pos < params.geofence_min_m) or np.any(pos > params.geofence_max_m))
+
+
+@settings(max_examples=NUM_QUAD, **SETTINGS)
+@given(kind=st.sampled_from(['thrust_body_rates', 'rotor_speeds']), seed=SEEDS, codes=EVENTS)
+def test_quadrotor_sequences_respect_limits_and_latch_on_time(quad_setup, kind, seed, codes):
+    """Random limits and event sequences: commands within limits, fallback on the latching tick."""
+    policy, contracts, model = quad_setup
+    params = quad_params(kind, seed)
+    runtime = Runtime(contracts[kind], params, policy, model)
+    kf = contracts[kind].robot_params['rotors']['thrust_coefficient']
+    oracle = Oracle(('odom', 'imu', 'setpoint'))
+    level = {'pos_w': np.array([0.0, 0.0, 1.5]), 'quat_wxyz': np.array([1.0, 0, 0, 0]),
+             'lin_vel_b': np.zeros(3), 'ang_vel_b': np.zeros(3)}
+    for stream, values in (('odom', level), ('imu', {'ang_vel_b': np.zeros(3)}),
+                           ('setpoint', {'pos_w': np.array([0.0, 0.0, 1.5])})):
+        runtime.put(stream, Sample(values, 0.0, 0.0))
+        oracle.put(stream, Sample(values, 0.0, 0.0))
+    assert runtime.enable(0.0) == (True, '')
+    run_sequence(runtime, oracle, codes, quad_values, QUAD_OPS,
+                 lambda now: quad_latch(oracle, params, now),
+                 lambda result: check_quad_command(result.command, kind, params, kf))
+
+
+def apply_op(runtime, op, now_s, latch_holds):
+    """enable / disable / estop; enable succeeds exactly when no latch condition holds."""
+    before = runtime.state
+    if op == 'enable':
+        ok, _ = runtime.enable(now_s)
+        if before in ('soft_start', 'active'):
+            assert ok and runtime.state == before
+        else:
+            assert ok == (not latch_holds())
+            assert runtime.state == ('soft_start' if ok else before)
+    elif op == 'disable':
+        runtime.disable(now_s)
+        assert runtime.state == 'inactive'
+    elif op == 'estop':
+        runtime.estop(now_s)
+        assert (runtime.state, runtime.machine.reason) == ('fallback', 'estop')
+
+
+def check_state(runtime, was, result, latch_holds, op):
+    """Armed ticks fall back exactly when a latch condition holds; fallback stays latched.
+
+    Besides the sensor latches, an observation that overflows float32 (an unclipped term fed
+    1e300) latches 'nan:observation' and a non-finite policy output 'nan:action'.
+    """
+    if was in ('soft_start', 'active'):
+        if not latch_holds:
+            with np.errstate(all='ignore'):
+                latch_holds = not np.isfinite(runtime.observation()).all()
+            assert latch_holds == (result.reason == 'nan:observation')
+        if not latch_holds and result.reason == 'nan:action':
+            latch_holds = not np.isfinite(result.action).all()
+        assert (result.state == 'fallback') == latch_holds
+    elif was == 'fallback':
+        assert result.state == 'fallback' and result.reason
+    if op == 'estop':
+        assert result.reason == 'estop'
+
+
+# -- joint robots ------------------------------------------------------------------------
+JOINT_KINDS = {
+    'joint_position_offset': {'scale': 0.5},
+    'joint_position_delta': {'scale': 0.1},
+    'joint_position_ema': {'scale': 0.5, 'alpha': 0.3},
+    'joint_position_rate_capped': {'scale': 0.5, 'max_rate_rad_s': 3.0},
+}
+URDF_MIN, URDF_MAX = np.array([-2.0, -2.5, -1.0]), np.array([2.0, 0.5, 1.0])
+
+
+@pytest.fixture(scope='module')
+def joint_setup(joint_policy, joint_contract, joint_urdf):
+    """(policy runner, {kind: contract}, Pinocchio model) shared by every case."""
+    contracts = {kind: dataclasses.replace(joint_contract, action=ActionSpec(kind, 3, params=p))
+                 for kind, p in JOINT_KINDS.items()}
+    return PolicyRunner(joint_policy), contracts, check_urdf(joint_contract, joint_urdf)
+
+
+def joint_params(seed):
+    """Random gains and limits from seed, inside the URDF's, in contract joint order."""
+    rng = np.random.default_rng(seed)
+    mid = (URDF_MIN + URDF_MAX) / 2
+    return JointParams(
+        robot='testarm', rate_hz=50.0, joint_names=['hip', 'knee', 'ankle'],
+        kp=list(rng.uniform(0.0, 100.0, 3)), kd=list(rng.uniform(0.0, 5.0, 3)),
+        torque_limit_nm=list(rng.uniform(0.1, 50.0, 3)),
+        pos_min_rad=list(rng.uniform(URDF_MIN, mid - 0.05)),
+        pos_max_rad=list(rng.uniform(mid + 0.05, URDF_MAX)),
+        max_rate_rad_s=list(rng.uniform(0.1, 20.0, 3)), max_tilt_rad=rng.uniform(0.1, 3.0),
+        joint_vel_limit_rad_s=rng.uniform(1.0, 30.0),
+        joint_state_timeout_s=rng.choice([0.02, 0.05]), imu_timeout_s=rng.choice([0.0, 0.05]),
+        command_timeout_s=rng.choice([0.0, 0.0, 0.1]), soft_start_s=rng.choice([0.0, 0.5]),
+        fallback=str(rng.choice(['damping', 'hold'])), damping_kd=rng.uniform(0.0, 5.0))
+
+
+JOINT_OPS = ['healthy'] * 6 + ['joint_state'] * 2 + [
+    'imu', 'command', 'enable', 'enable', 'disable', 'estop', 'none']
+
+
+def joint_values(stream, rng, wild, healthy):
+    """joint_state / imu / command values (calm when healthy), one element maybe corrupted."""
+    if stream == 'joint_state':
+        span_q, span_qd = (0.5, 2.0) if healthy else (3.0, 40.0)
+        q, qd = rng.uniform(-span_q, span_q, 3), rng.uniform(-span_qd, span_qd, 3)
+        if rng.integers(2):
+            return {'pos_rad': corrupted(rng, q, wild), 'vel_rad_s': qd}
+        return {'pos_rad': q, 'vel_rad_s': corrupted(rng, qd, wild)}
+    if stream == 'imu':
+        tilt = 0.1 if healthy else 3.2
+        quat = quat_from_rp(rng.uniform(-tilt, tilt), rng.uniform(-tilt / 2, tilt / 2))
+        return {'quat_wxyz': corrupted(rng, quat, wild), 'ang_vel_b': np.zeros(3)}
+    return {'velocity_command': corrupted(rng, rng.uniform(-2, 2, 3), wild)}
+
+
+def joint_latch(oracle, params, now_s):
+    """Whether a joint-robot latch condition holds at this tick (estop aside)."""
+    if oracle.nan:
+        return True
+    if any(oracle.stale(s, t, now_s) for s, t in (
+            ('joint_state', params.joint_state_timeout_s), ('imu', params.imu_timeout_s),
+            ('command', params.command_timeout_s))):
+        return True
+    if 'imu' in oracle.values and oracle.tilted('imu', params.max_tilt_rad):
+        return True
+    return bool(np.any(np.abs(oracle.values['joint_state']['vel_rad_s'])
+                       > params.joint_vel_limit_rad_s))
+
+
+def check_joint_command(command, state, params, oracle):
+    """Targets within the limits, gains as the state requires, torque-feasible when armed."""
+    target, kp, kd = command[:3], command[3:6], command[6:]
+    assert np.isfinite(command).all()
+    assert np.all((params.pos_min_rad <= target) & (target <= params.pos_max_rad))
+    if state == 'inactive':
+        assert not kp.any() and not kd.any()
+    elif state == 'fallback' and params.fallback == 'damping':
+        assert not kp.any() and np.all(kd == params.damping_kd)
+    else:
+        np.testing.assert_array_equal(np.concatenate([kp, kd]), params.kp + params.kd)
+    if state in ('soft_start', 'active'):
+        q = oracle.values['joint_state']['pos_rad']
+        qd = oracle.values['joint_state']['vel_rad_s']
+        lo, hi = filters.torque_bounds(q, qd, kp, kd, params.torque_limit_nm)
+        both = (kp > 0) & (np.maximum(lo, params.pos_min_rad) <= np.minimum(
+            hi, params.pos_max_rad))
+        torque = np.abs(kp * (target - q) - kd * qd)
+        limit = np.asarray(params.torque_limit_nm)
+        assert np.all(~both | (torque <= limit * (1 + 1e-9) + 1e-9))
+
+
+@settings(max_examples=NUM_JOINT, **SETTINGS)
+@given(kind=st.sampled_from(sorted(JOINT_KINDS)), seed=SEEDS, codes=EVENTS)
+def test_joint_sequences_respect_limits_and_latch_on_time(joint_setup, kind, seed, codes):
+    """Random gains, limits, kinds, events: targets in limits, torque-feasible, on-time latch."""
+    policy, contracts, model = joint_setup
+    params = joint_params(seed)
+    runtime = Runtime(contracts[kind], params, policy, model)
+    oracle = Oracle(('joint_state', 'imu', 'command'))
+    start = {'joint_state': {'pos_rad': np.array([0.0, -0.5, 0.0]), 'vel_rad_s': np.zeros(3)},
+             'imu': {'quat_wxyz': np.array([1.0, 0, 0, 0]), 'ang_vel_b': np.zeros(3)},
+             'command': {'velocity_command': np.zeros(3)}}
+    for stream, values in start.items():
+        runtime.put(stream, Sample(values, 0.0, 0.0))
+        oracle.put(stream, Sample(values, 0.0, 0.0))
+    assert runtime.enable(0.0) == (True, '')
+    run_sequence(runtime, oracle, codes, joint_values, JOINT_OPS,
+                 lambda now: joint_latch(oracle, params, now),
+                 lambda result: check_joint_command(result.command, result.state, params,
+                                                    oracle))

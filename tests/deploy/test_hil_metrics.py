@@ -1,0 +1,55 @@
+"""HIL judgement functions on hand-made time series."""
+
+import math
+
+import numpy as np
+
+from sim2real.hil import metrics
+
+
+def test_hover_error_is_the_mean_distance_inside_the_window():
+    """Distances 0.1, 0.2 inside [1, 2] and 5.0 outside give a mean of 0.15 m."""
+    times = [0.5, 1.0, 2.0]
+    pos = [[0, 0, 5.0], [0.1, 0, 0], [0, 0.2, 0]]
+    assert math.isclose(metrics.hover_error_m(times, pos, np.zeros(3), 1.0, 2.0), 0.15)
+    assert math.isclose(metrics.max_error_m(times, pos, np.zeros(3), 1.0, 2.0), 0.2)
+
+
+def test_command_violations_count_thrust_rate_and_nan():
+    """One over-thrust, one over-rate, one NaN among four commands: 3 violations."""
+    thrust = [0.3, 0.6, 0.3, math.nan]
+    rates = [[0, 0, 0], [0, 0, 0], [0, 7.0, 0], [0, 0, 0]]
+    assert metrics.command_violations(thrust, rates, thrust_max_n=0.55, max_rate_rad_s=6) == 3
+
+
+def test_geofence_violations_count_points_outside_the_box():
+    """Of (0,0,1), (3,0,1), (0,0,-1), only the first lies in [-2,2]x[-2,2]x[0,3]."""
+    pos = [[0, 0, 1], [3, 0, 1], [0, 0, -1]]
+    assert metrics.geofence_violations(pos, [-2, -2, 0], [2, 2, 3]) == 2
+
+
+def test_ticks_to_safe_counts_ticks_from_the_condition():
+    """Ticks at 10 ms; condition at 25 ms; fallback published at 40 ms is the 2nd tick."""
+    times = [0.0, 0.01, 0.02, 0.03, 0.04, 0.05]
+    states = ['active'] * 4 + ['fallback:stale:odom'] * 2
+    assert metrics.ticks_to_safe(times, states, 0.025) == 2
+    assert metrics.ticks_to_safe(times, states, 0.035) == 1
+    assert metrics.ticks_to_safe(times, ['active'] * 6, 0.025) is None
+
+
+def test_ticks_to_safe_is_zero_when_already_in_fallback():
+    """A fallback in place before the condition counts 0 ticks."""
+    assert metrics.ticks_to_safe([0.0, 0.01], ['fallback:nan:imu'] * 2, 0.005) == 0
+
+
+def test_ticks_between_rounds_up_to_whole_ticks():
+    """Watchdog 4 ms after its condition at 10 ms ticks is within 1 tick; before it, 0."""
+    assert metrics.ticks_between(1.0, 1.004, 0.01) == 1
+    assert metrics.ticks_between(1.0, 0.99, 0.01) == 0
+    assert metrics.ticks_between(1.0, None, 0.01) is None
+
+
+def test_tilt_of_a_90_degree_roll_is_pi_over_2():
+    """A quaternion rolled 90 deg about x is tilted pi/2; identity is level."""
+    q = [[1, 0, 0, 0], [math.cos(math.pi / 4), math.sin(math.pi / 4), 0, 0]]
+    np.testing.assert_allclose(metrics.tilt_rad(q), [0.0, math.pi / 2], atol=1e-12)

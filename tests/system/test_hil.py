@@ -1,0 +1,74 @@
+"""HIL system tests: the shipped quadrotor policy through policy_node + sim_bridge over real DDS.
+
+Real processes, real Fast DDS on a private ROS_DOMAIN_ID, real MuJoCo and onnxruntime.
+"""
+
+import json
+import os
+from pathlib import Path
+import subprocess
+import sys
+
+import pytest
+
+from sim2real.hil.processes import node_command, private_domain_id, ros_environment
+
+ROOT = Path(__file__).resolve().parents[2]
+POLICY = ROOT / 'policies' / 'quadrotor_hover.onnx'
+PARAMS = ROOT / 'config' / 'quadrotor.yaml'
+
+
+def _sim2real(*args: str, timeout_s: float) -> dict:
+    """Run the CLI in a fresh process and parse its one JSON line."""
+    out = subprocess.run([sys.executable, '-m', 'sim2real.cli.main', *args],
+                         capture_output=True, text=True, timeout=timeout_s, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope='module')
+def hil_result(tmp_path_factory):
+    """`sim2real hil quadrotor --faults all --json` on the shipped policy."""
+    logs = tmp_path_factory.mktemp('hil')
+    return _sim2real('hil', 'quadrotor', '--policy', str(POLICY), '--faults', 'all',
+                     '--duration', '8', '--log-dir', str(logs), '--json', timeout_s=240)
+
+
+@pytest.fixture(scope='module')
+def eval_result():
+    """The same policy in the training env (full randomization), as `sim2real eval` reports."""
+    return _sim2real('eval', str(POLICY), '--episodes', '64', '--json', timeout_s=240)
+
+
+@pytest.mark.slow
+def test_policy_hovers_through_node_and_bridge_as_well_as_in_training(hil_result, eval_result):
+    """HIL hover error <= 1.5x the training-env eval error; rate >= 98 % of target."""
+    assert hil_result['hover_error_m'] <= 1.5 * eval_result['position_error_m'], (
+        hil_result, eval_result)
+    assert hil_result['achieved_rate_hz'] >= 0.98 * hil_result['target_rate_hz']
+    assert hil_result['nominal_states'] == ['active']
+
+
+@pytest.mark.slow
+def test_every_fault_ends_safe_within_two_ticks_without_violations(hil_result):
+    """Each injected fault: recovered_safe, ticks_to_safe <= 2, zero limit violations."""
+    faults = hil_result['faults']
+    assert set(faults) == {'drop', 'delay', 'frozen_odom', 'frozen_imu', 'nan_odom',
+                           'nan_imu', 'latency_spike', 'command_loss'}
+    for name, outcome in faults.items():
+        assert outcome['recovered_safe'], (name, outcome)
+        assert 0 <= outcome['ticks_to_safe'] <= 2, (name, outcome)
+        assert outcome['limit_violations'] == 0, (name, outcome)
+    for name in ('frozen_odom', 'frozen_imu', 'nan_odom', 'nan_imu', 'latency_spike'):
+        assert faults[name]['fallback'], (name, faults[name])
+    assert hil_result['limit_violations'] == 0
+
+
+def test_policy_node_refuses_a_policy_whose_rate_differs_from_the_parameter_file(tmp_path):
+    """policy_node with rate_hz 50 against a 100 Hz contract exits 2 naming policy_rate_hz."""
+    env = ros_environment(private_domain_id(os.getpid() + 7))
+    cmd = node_command('sim2real.deploy.policy_node', PARAMS,
+                       {'policy_file': str(POLICY), 'rate_hz': '50.0'})
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
+    assert out.returncode == 2
+    assert 'policy_rate_hz' in out.stdout + out.stderr
