@@ -4,8 +4,9 @@ Pure numpy (no rclpy), so both the policy node and the HIL bridge use the same a
 
 The chain on real hardware: Twist -> crazyswarm2 ``crazyflie_server`` ->
 ``sendSetpoint(roll, pitch, yawrate, thrust)`` (CRTP legacy RPYT setpoint) -> firmware
-``crtp_commander_rpyt.c`` with ``flightmode.stabModeRoll = stabModePitch = stabModeYaw = 1``
-(RATE) -> ``controller_pid.c`` rate loop. Sources, as read:
+``crtp_commander_rpyt.c`` with the parameters ``flightmode.stabModeRoll`` and
+``flightmode.stabModePitch`` set to 0 (``RATE``; the default 1 is ``ANGLE``; yaw is ``RATE`` by
+default) -> ``controller_pid.c`` rate loop. Sources, as read:
 
 - crazyswarm2 ``crazyflie/src/crazyflie_server.cpp`` (``cmd_vel_legacy_changed``):
   ``roll = linear.y; pitch = -linear.x; yawrate = angular.z;

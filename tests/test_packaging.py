@@ -102,7 +102,8 @@ def test_target_install_has_one_top_level_package(source_copy, tmp_path):
     top = sorted(
         p.name for p in target.iterdir()
         if p.name.split('.')[0].isidentifier() and not p.name.endswith('-info')
-        and p.name != '__pycache__' and _holds_python(p))
+        and p.name not in ('__pycache__', 'share')   # share/: data files (launch/*.py)
+        and _holds_python(p))
     assert top == [NAME]
     assert not (target / 'tasks').exists()
     assert not (target / 'deploy').exists()
