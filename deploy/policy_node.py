@@ -35,6 +35,7 @@ from std_srvs.srv import SetBool, Trigger
 from sim2real.contract import ContractError
 from sim2real.deploy import ros_msgs
 from sim2real.deploy.loop_stats import LoopStats
+from sim2real.deploy.node_params import check_overrides
 from sim2real.deploy.runtime import ParamError, Runtime, Sample, parameter_defaults
 
 NODE_NAME = 'policy_node'
@@ -76,11 +77,7 @@ class PolicyNode(Node):
         for name, default in defaults.items():
             if name != 'robot':
                 values[name] = self.declare_parameter(name, default).value
-        unknown = sorted(set(getattr(self, '_parameter_overrides', {})) - set(values)
-                         - {'use_sim_time', 'start_type_description_service'})
-        if unknown:
-            raise ParamError(f'{NODE_NAME}: unknown parameter(s) {unknown}; '
-                             f'declared: {sorted(values)}')
+        check_overrides(self, values)
         return values
 
     def _create_io(self, params) -> None:

@@ -38,6 +38,7 @@ from sim2real.deploy import ros_msgs
 from sim2real.deploy.bridge.faults import (
     FaultCfg, FaultError, FaultInjector, parse_fault_list, parse_schedule)
 from sim2real.deploy.bridge.quadrotor_sim import QuadrotorSim
+from sim2real.deploy.node_params import check_overrides
 
 DEFAULTS = {
     'robot': 'quadrotor',
@@ -111,6 +112,7 @@ class SimBridge(Node):
         for name, default in DEFAULTS.items():
             self.declare_parameter(name, default, ParameterDescriptor(
                 read_only=name != 'active_faults'))
+        check_overrides(self, DEFAULTS)
         p = {name: self.get_parameter(name).value for name in DEFAULTS}
         validate(p)
         self.p = p

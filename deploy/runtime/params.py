@@ -222,11 +222,16 @@ def params_from_dict(values: dict, node_name: str = 'policy_node'):
     hints = typing.get_type_hints(cls)
     for key, value in values.items():
         if key not in fields:
-            close = difflib.get_close_matches(key, list(fields), n=1)
-            hint = f'; did you mean "{close[0]}"?' if close else ''
-            raise ParamError(f'{node_name}: unknown parameter "{key}"{hint}')
+            raise unknown_parameter(node_name, key, fields)
         values[key] = _coerce(key, value, hints[key])
     return cls(**values)
+
+
+def unknown_parameter(node_name: str, key: str, valid) -> ParamError:
+    """The error for an unknown parameter name, suggesting the closest valid one."""
+    close = difflib.get_close_matches(key, list(valid), n=1)
+    hint = f'; did you mean "{close[0]}"?' if close else ''
+    return ParamError(f'{node_name}: unknown parameter "{key}"{hint}')
 
 
 def _coerce(key: str, value, hint):

@@ -72,3 +72,19 @@ def test_policy_node_refuses_a_policy_whose_rate_differs_from_the_parameter_file
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
     assert out.returncode == 2
     assert 'policy_rate_hz' in out.stdout + out.stderr
+
+
+@pytest.mark.parametrize('module,typo,suggestion', [
+    ('sim2real.deploy.policy_node', 'odom_timeout', 'odom_timeout_s'),
+    ('sim2real.deploy.sim_bridge', 'odom_rate', 'odom_rate_hz'),
+])
+def test_nodes_refuse_a_parameter_typo_and_name_the_closest_parameter(module, typo, suggestion):
+    """A misspelt parameter makes the node exit 2 with the intended name in the message."""
+    env = ros_environment(private_domain_id(os.getpid() + 11))
+    overrides = {typo: '0.1'}
+    if module.endswith('policy_node'):
+        overrides['policy_file'] = str(POLICY)
+    out = subprocess.run(node_command(module, PARAMS, overrides), capture_output=True,
+                         text=True, timeout=60, env=env)
+    assert out.returncode == 2
+    assert f'"{typo}"' in out.stderr and f'"{suggestion}"' in out.stderr
