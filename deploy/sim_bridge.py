@@ -16,11 +16,13 @@ rejected with the list of valid ones). The cmd_vel_legacy thrust scale is the UR
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
 
 from geometry_msgs.msg import Twist
 from nav_msgs.msg import Odometry
+import numpy as np
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 import rclpy
 from rclpy.exceptions import InvalidParameterTypeException
@@ -139,6 +141,9 @@ class SimBridge(Node):
         self._skipped_steps = self._steps = 0
         self._max_lag_s = 0.0
         self._last_report_s = time.monotonic()
+        self._last_fresh_s: dict[str, float] = {}
+        self._last_stamp_s: dict[str, float] = {}
+        self._awaiting_effect = ''
         self._restart(time.monotonic())
         self.faults.set_active(p['active_faults'], time.monotonic())
         self.get_logger().info(
@@ -189,16 +194,42 @@ class SimBridge(Node):
                 self.faults.offer(stream, values, state_s + stamp_offset_s, state_s)
 
     def _publish_due(self, now_s: float) -> None:
-        """Publish released sensor messages and pending events."""
+        """Publish released sensor messages and pending events.
+
+        Events carry the wall times that judge a fault: 'fault_on' the steady time of the last
+        FRESH message of each stream (finite, newer stamp) at onset, and 'fault_effect' the
+        time the first non-fresh message (NaN, or a repeated stamp) went out after onset. A
+        bridge running late under CPU load thus does not count against the node.
+        """
         self.faults.update(now_s)
-        for values, stamp_s in self.faults.due('imu', now_s):
-            self._pubs['imu'].publish(ros_msgs.make_imu(values, stamp_s))
-        for values, stamp_s in self.faults.due('odom', now_s):
-            self._pubs['odom'].publish(ros_msgs.make_odometry(values, stamp_s))
+        for stream in ('imu', 'odom'):
+            for values, stamp_s in self.faults.due(stream, now_s):
+                msg = (ros_msgs.make_imu if stream == 'imu' else ros_msgs.make_odometry)(
+                    values, stamp_s)
+                self._pubs[stream].publish(msg)
+                self._track_freshness(stream, values, stamp_s)
         for event in self.faults.pop_events() + self.sim.pop_events():
-            self._events_pub.publish(String(data=json.dumps(
-                {'event': event.event, 'fault': event.fault, 'monotonic_s': event.monotonic_s})))
+            payload = {'event': event.event, 'fault': event.fault,
+                       'monotonic_s': event.monotonic_s}
+            if event.event == 'fault_on':
+                payload['last_fresh_s'] = dict(self._last_fresh_s)
+                self._awaiting_effect = event.fault
+            self._events_pub.publish(String(data=json.dumps(payload)))
             self.get_logger().info(f'event {event.event} {event.fault}'.rstrip())
+
+    def _track_freshness(self, stream: str, values: dict, stamp_s: float) -> None:
+        """Remember the last fresh publish; report the first non-fresh one after an onset."""
+        fresh = stamp_s > self._last_stamp_s.get(stream, -math.inf) and all(
+            np.all(np.isfinite(v)) for v in values.values())
+        now_s = time.monotonic()
+        if fresh:
+            self._last_stamp_s[stream] = stamp_s
+            self._last_fresh_s[stream] = now_s
+        elif self._awaiting_effect:
+            self._events_pub.publish(String(data=json.dumps({
+                'event': 'fault_effect', 'fault': self._awaiting_effect, 'stream': stream,
+                'monotonic_s': now_s})))
+            self._awaiting_effect = ''
 
     def _report(self, now_s: float) -> None:
         """Warn at most once a second when a step ran over 2 periods late or was skipped."""

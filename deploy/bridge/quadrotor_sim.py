@@ -9,11 +9,13 @@ command, then every physics step ``ctrl = actuator.substep(ang_vel_b, dt)`` and 
 Two firmware behaviours are added on top:
 
 - hand launch: after ``reset`` the vehicle is held level and at rest at the start position
-  (motors off until the first command, then tracking it) and released when the rotors'
-  actual collective thrust (after the motor lag) reaches ``hold_until_thrust_fraction`` x
-  hover thrust (event 'released'): the vehicle pulls out of the hand. Releasing on the
-  commanded thrust instead would drop it while the motors spin up (tau = 0.15 s: a hover
-  command from motors off loses about 1.4 m/s before the thrust catches up).
+  with its rotors spinning at hover speed, and released at the first physics step whose
+  COMMANDED collective thrust reaches ``hold_until_thrust_fraction`` x hover thrust (event
+  'released'): the policy then takes over exactly as in every training episode, which starts
+  in the air with the motors at hover speed. (Releasing from motors off on the rotors' actual
+  thrust instead lets the rate loop of a held vehicle wind up differential thrust for ~0.4 s
+  while the policy's rate commands get no response; the release then kicks the vehicle into
+  a tilt the policy must recover from, which under CPU load exceeded the 1 rad tilt latch.)
 - command watchdog: once released, when no command arrived for ``command_timeout_s`` the
   vehicle levels (body rates ``k (g_y, -g_x, 0)`` from the projected gravity g) and descends
   at 0.9 x hover thrust until z < ``ground_height_m``, then the motors stop (event
@@ -73,11 +75,12 @@ class QuadrotorSim:
         # first array_api_compat calls import its numpy wrapper (~60 ms): do it here, not
         # in the real-time loop
         self.actuator.substep(np.zeros((1, 3)), self.dt_s)
+        self._hover_speed_rad_s = self.actuator.hover_speed_rad_s(self.mass_kg)
         terms.quat_to_rotmat(np.array([1.0, 0.0, 0.0, 0.0]))
         self.reset()
 
     def reset(self, now_s: float | None = None) -> None:
-        """Back to the start pose, held, motors off, no command; event 'reset' when timed."""
+        """Back to the start pose, held, no command yet; event 'reset' when timed."""
         mujoco.mj_resetData(self.model, self.data)
         self.data.qpos[0:3] = self.start_pos_m
         self.data.qpos[3:7] = (1.0, 0.0, 0.0, 0.0)
@@ -111,18 +114,25 @@ class QuadrotorSim:
         """Advance one physics step at wall time now_s (watchdog, hold, actuator, MuJoCo)."""
         self._check_watchdog(now_s)
         if self.held:
-            thrusts = self._motor_thrusts(np.zeros((1, 3)))
-            if float(np.sum(thrusts)) < self.hold_until_thrust_fraction * self.hover_thrust_n:
-                self.data.ctrl[:] = thrusts[0]
+            self.actuator.speed_rad_s[:] = self._hover_speed_rad_s   # spinning in the hand
+            if self._commanded_thrust_n() < self.hold_until_thrust_fraction * self.hover_thrust_n:
                 return
             self.held = False
             self._events.append(BridgeEvent('released', '', now_s))
-        else:
-            thrusts = self._motor_thrusts(self.data.qvel[3:6][None, :].copy())
+        thrusts = self._motor_thrusts(self.data.qvel[3:6][None, :].copy())
         self.data.ctrl[:] = thrusts[0]
         mujoco.mj_step(self.model, self.data)
         if self.failsafe and self.data.qpos[2] < self.ground_height_m:
             self.motors_on = False
+
+    def _commanded_thrust_n(self) -> float:
+        """Collective thrust the current command asks for [N] (0 before any command)."""
+        if not self.motors_on:
+            return 0.0
+        if self.actuator.mode == 'thrust_body_rates':
+            return float(self.actuator.command[0, 0])
+        speeds = self.actuator.command[0]
+        return float(self.rotors.thrust_coefficient * np.sum(speeds * speeds))
 
     def _motor_thrusts(self, ang_vel_b: np.ndarray) -> np.ndarray:
         """Rotor thrusts [N] (1, 4) of this step; zero with the motors stopped."""

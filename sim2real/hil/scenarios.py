@@ -8,8 +8,8 @@ A fault is judged by what it should cause:
 - 'tolerate' (drops, small delays): no crash, no limit violation, still near the target or
   safely in fallback; ticks_to_safe is 0;
 - 'latch' (NaN, frozen or late sensors): the node's fallback within 2 control ticks of the
-  moment its latch condition holds (onset, or onset + the stale timeout less one sensor
-  period, since the last fresh sample may precede the onset by that much), level flight
+  moment its latch condition holds (the first NaN message is out; or the last fresh message
+  of a stream, as the bridge reports it, is older than the node's timeout), level flight
   (tilt below the node's limit) afterwards, no limit violation;
 - 'watchdog' (lost commands): the bridge's firmware-style watchdog within 2 control ticks of
   its command timeout.
@@ -34,23 +34,25 @@ class FaultCase:
     name: str
     expect: str
     """'tolerate', 'latch' or 'watchdog'."""
-    condition_delay_s: float = 0.0
-    """Time after onset at which the latch (or watchdog) condition holds [s]."""
+    condition: str = ''
+    """When the latch condition holds: 'effect' (the first faulted message is out), 'stale'
+    (the last fresh message of a stream is older than the node's timeout for it) or
+    'timeout' (onset + the bridge's command timeout)."""
+    streams: tuple[str, ...] = ()
+    """Sensor streams the fault acts on."""
 
 
 def quadrotor_faults(node: dict, bridge: dict) -> dict[str, FaultCase]:
-    """The quadrotor's fault cases, with condition delays from the parameter file."""
-    odom_s = node['odom_timeout_s'] - 1.0 / bridge['odom_rate_hz']
-    imu_s = node['imu_timeout_s'] - 1.0 / bridge['imu_rate_hz']
+    """The quadrotor's fault cases."""
     cases = [
         FaultCase('drop', 'tolerate'),
         FaultCase('delay', 'tolerate'),
-        FaultCase('frozen_odom', 'latch', odom_s),
-        FaultCase('frozen_imu', 'latch', imu_s),
-        FaultCase('nan_odom', 'latch', 0.0),
-        FaultCase('nan_imu', 'latch', 0.0),
-        FaultCase('latency_spike', 'latch', min(odom_s, imu_s)),
-        FaultCase('command_loss', 'watchdog', bridge['command_timeout_s']),
+        FaultCase('frozen_odom', 'latch', 'stale', ('odom',)),
+        FaultCase('frozen_imu', 'latch', 'stale', ('imu',)),
+        FaultCase('nan_odom', 'latch', 'effect', ('odom',)),
+        FaultCase('nan_imu', 'latch', 'effect', ('imu',)),
+        FaultCase('latency_spike', 'latch', 'stale', ('odom', 'imu')),
+        FaultCase('command_loss', 'watchdog', 'timeout'),
     ]
     return {c.name: c for c in cases}
 
@@ -153,17 +155,35 @@ def _is_number(text: str) -> bool:
     return True
 
 
+def condition_time(mon: HilMonitor, sc: Scenario, case: FaultCase, onset: dict) -> float:
+    """Steady time at which the fault's latch (or watchdog) condition starts to hold."""
+    if case.condition == 'effect':
+        effects = mon.events_since(onset['received_s'] - 1.0, 'fault_effect')
+        effects = [e for e in effects if e['fault'] == onset['fault']]
+        return effects[0]['monotonic_s'] if effects else math.inf
+    if case.condition == 'stale':
+        return min(onset['last_fresh_s'][s] + sc.node[f'{s}_timeout_s'] for s in case.streams)
+    if case.condition == 'timeout':
+        return onset['monotonic_s'] + sc.bridge['command_timeout_s']
+    return onset['monotonic_s']
+
+
 def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase) -> dict:
-    """Launch, settle, inject one fault for observe_s, and judge the outcome."""
+    """Launch, settle, inject one fault for observe_s, and judge the outcome on [onset, end].
+
+    The window ends before the fault is cleared, so what the node does once commands or
+    sensors come back is not part of this fault's verdict.
+    """
     t_release = launch(mon)
     time.sleep(sc.fault_settle_s)
     t_set = time.monotonic()
     mon.set_faults(case.name)
     mon.wait_for(lambda: mon.events_since(t_set, 'fault_on'), 2.0, f'{case.name} to start')
-    onset = mon.events_since(t_set, 'fault_on')[0]['monotonic_s']
-    time.sleep(case.condition_delay_s + sc.observe_s)
-    mon.set_faults('')
+    onset_event = mon.events_since(t_set, 'fault_on')[0]
+    onset = onset_event['monotonic_s']
+    time.sleep(sc.observe_s)
     t_end = time.monotonic()
+    mon.set_faults('')
     violations = _violations(mon, sc, t_release, t_end)
     times, pos, quat = _truth(mon, onset, t_end)
     tilt_max = float(metrics.tilt_rad(quat).max()) if len(quat) else math.nan
@@ -172,7 +192,7 @@ def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase) -> dict:
     states = mon.window('states', onset - 0.1, t_end)
     state_times, state_names = [s[0] for s in states], [s[1] for s in states]
     fell_back = any(s.startswith('fallback') for s in state_names)
-    t_cond = onset + case.condition_delay_s
+    t_cond = condition_time(mon, sc, case, onset_event)
     if case.expect == 'tolerate':
         err = metrics.max_error_m(times, pos, sc.target_w, onset, t_end)
         ticks = 0
@@ -181,7 +201,7 @@ def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase) -> dict:
         ticks = metrics.ticks_to_safe(state_times, state_names, t_cond)
         safe = ticks is not None and ticks <= 2 and level and not crashed
     else:
-        trips = mon.events_since(onset, 'watchdog')
+        trips = mon.events_since(onset_event['received_s'] - 1.0, 'watchdog')
         t_trip = trips[0]['monotonic_s'] if trips else None
         ticks = metrics.ticks_between(t_cond, t_trip, sc.period_s)
         safe = ticks is not None and ticks <= 2 and level and not crashed

@@ -46,18 +46,22 @@ def test_held_stays_put(make_sim):
     np.testing.assert_array_equal(odom['quat_wxyz'], [1, 0, 0, 0])
     np.testing.assert_array_equal(odom['lin_vel_b'], np.zeros(3))
     np.testing.assert_allclose(sim.imu()['lin_acc_b'], [0, 0, 9.81])
-    # motors track the command through the lag: (1 - exp(-0.5 / 0.15))^2 * 0.1 N = 0.0929 N
-    assert sim.data.ctrl.sum() == pytest.approx(0.0929, abs=1e-4)
+    # rotors spin at hover speed in the hand, as at the start of every training episode:
+    # kf * w^2 = m g / 4 per rotor
+    kf = sim.rotors.thrust_coefficient
+    np.testing.assert_allclose(kf * sim.actuator.speed_rad_s ** 2, sim.hover_thrust_n / 4)
 
 
-def test_release_when_rotor_thrust_reaches_fraction(make_sim):
-    """Hover from motors off, tau 0.15 s: (1 - exp(-t/tau))^2 = 0.9 at t = 0.4455 s -> step 223."""
+def test_release_at_the_first_step_commanding_the_thrust_fraction(make_sim):
+    """0.2 N (< 0.238 N = 0.9 hover) holds; 0.25 N releases at once, motors at hover speed."""
     sim = make_sim()
-    t_s = launch(sim)
+    t_s = run(sim, 0.0, 0.1, [0.2, 0.0, 0.0, 0.0])
+    assert sim.held and sim.pop_events() == []
+    run(sim, t_s, DT_S, [0.25, 0.0, 0.0, 0.0])
     (event,) = sim.pop_events()
-    assert event.event == 'released'
-    assert event.monotonic_s == pytest.approx(223 * DT_S) and t_s == pytest.approx(0.446)
-    assert 0.15 * math.log(1 / (1 - math.sqrt(0.9))) == pytest.approx(0.4455, abs=1e-4)
+    assert event.event == 'released' and not sim.held
+    assert event.monotonic_s == pytest.approx(t_s + DT_S)   # the one step that commanded it
+    assert 0.9 * sim.hover_thrust_n == pytest.approx(0.2384, abs=1e-4)
 
 
 def test_open_loop_hover_stays_within_a_centimetre(make_sim):
