@@ -54,33 +54,45 @@ def onnx_policy(path: str | Path) -> tuple[Policy, Contract]:
 
 
 def rollout_episodes(env: RLEnv, policy: Policy) -> dict:
-    """Run every env through its first episode; returns success rate and error metrics."""
+    """Run every env through its first episode; returns success rate and error metrics.
+
+    Task metrics with a ``last_error_m`` (position tasks) add position_error_m and its 95th
+    percentile; those with ``last_values`` (name -> per-env value of the last episode, NaN
+    when unmeasured) add the mean of each over the episodes that measured it.
+    """
     n = env.num_envs
     obs = env.reset()
     captured = torch.zeros(n, dtype=torch.bool)
     success = torch.zeros(n, dtype=torch.bool)
-    error = torch.full((n,), math.nan)
     crashed = torch.zeros(n, dtype=torch.bool)
     metrics = env.metrics
+    sources = dict(getattr(metrics, 'last_values', {}))
+    if hasattr(metrics, 'last_error_m'):
+        sources['position_error_m'] = metrics.last_error_m
+    values = {name: torch.full((n,), math.nan) for name in sources}
     finished_before = metrics.finished.clone()  # the env may have run episodes before
     with torch.no_grad():
         for _ in range(env.max_episode_length):
             obs, _, terminated, _, _ = env.step(policy(obs['policy']))
             new = (metrics.finished > finished_before) & ~captured
             success[new] = metrics.last_success[new]
-            error[new] = metrics.last_error_m[new]
+            for name, source in sources.items():
+                values[name][new] = source[new]
             crashed[new] = terminated[new]
             captured |= new
             if bool(captured.all()):
                 break
-    finite = error[~torch.isnan(error)]
-    return {
+    result = {
         'episodes': n,
         'success_rate': success.float().mean().item(),
-        'position_error_m': finite.mean().item() if len(finite) else None,
-        'position_error_p95_m': finite.quantile(0.95).item() if len(finite) else None,
         'termination_rate': crashed.float().mean().item(),
     }
+    for name, value in values.items():
+        finite = value[~torch.isnan(value)]
+        result[name] = finite.mean().item() if len(finite) else None
+        if name == 'position_error_m':
+            result['position_error_p95_m'] = finite.quantile(0.95).item() if len(finite) else None
+    return result
 
 
 def evaluate(policy_path: str | Path, episodes: int, seed: int = 12345,

@@ -2,7 +2,9 @@
 
 from sim2real.tasks.registry import get_task, make_env_cfg, register, task_names, TaskSpec
 from sim2real.tasks.quadrotor import register_tasks as _register_quadrotor
+from sim2real.tasks.quadruped import register_tasks as _register_quadruped
 
 _register_quadrotor()
+_register_quadruped()
 
 __all__ = ['TaskSpec', 'get_task', 'make_env_cfg', 'register', 'task_names']

@@ -1,4 +1,11 @@
-"""Derive a policy's deployment contract from the environment it was trained in."""
+"""Derive a policy's deployment contract from the environment it was trained in.
+
+The scene describes its robot: ``robot_name``, ``urdf_sha256`` and ``robot_description()``,
+a dict of ``joint_names`` (policy order), ``default_joint_pos_rad`` (same order) and
+``robot_params`` (nominal mass, PD gains, torque limits, ...). A scene without
+``robot_description()`` is a rotor craft, described by its rotor model
+(``_rotor_description``).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +13,16 @@ import dataclasses
 import inspect
 
 from sim2real.contract import Contract, ObservationTermSpec
+
+
+def _rotor_description(scene) -> dict:
+    """No joints; nominal mass, inertia, hover thrust and rotor model of a quadrotor scene."""
+    return {'joint_names': [], 'default_joint_pos_rad': [], 'robot_params': {
+        'mass_kg': scene.nominal_mass_kg,
+        'inertia_kg_m2': [float(v) for v in scene.nominal_inertia_kg_m2],
+        'hover_thrust_n': scene.hover_thrust_n,
+        'rotors': dataclasses.asdict(scene.rotors),
+    }}
 
 
 def contract_from_env(env) -> Contract:
@@ -18,21 +35,20 @@ def contract_from_env(env) -> Contract:
                             doc=inspect.getdoc(term.func) or '')
         for name, term in group.terms.items()]
     scene = env.scene
-    robot_params = {
-        'mass_kg': scene.nominal_mass_kg,
-        'inertia_kg_m2': [float(v) for v in scene.nominal_inertia_kg_m2],
-        'hover_thrust_n': scene.hover_thrust_n,
-        'rotors': dataclasses.asdict(scene.rotors),
-        'observation_delay_ticks_trained': list(group.delay_ticks),
-    }
+    if hasattr(scene, 'robot_description'):
+        robot = scene.robot_description()
+    else:
+        robot = _rotor_description(scene)
+    robot_params = dict(robot['robot_params'])
+    robot_params['observation_delay_ticks_trained'] = list(group.delay_ticks)
     return Contract(
         task=env.cfg.task,
         robot=scene.robot_name,
         urdf_sha256=scene.urdf_sha256,
         policy_rate_hz=1.0 / env.step_dt_s,
         physics_rate_hz=1.0 / env.cfg.physics_dt_s,
-        joint_names=[],
-        default_joint_pos_rad=[],
+        joint_names=[str(name) for name in robot['joint_names']],
+        default_joint_pos_rad=[float(q) for q in robot['default_joint_pos_rad']],
         observations=observations,
         action=env.action_term.spec(),
         robot_params=robot_params,

@@ -9,6 +9,11 @@ from sim2real.mdp.serialize import to_plain
 from sim2real.tasks import get_task, make_env_cfg, task_names
 
 NUM_ENVS = 8
+QUADROTOR_TASKS = ('quadrotor-hover', 'quadrotor-track')
+# quadruped policy: ang_vel 3 + gravity 3 + command 3 + joint pos 12 + joint vel 12 +
+# last action 12 = 45
+QUADRUPED_TERMS = [('ang_vel_b', 3), ('projected_gravity', 3), ('velocity_command', 3),
+                   ('joint_pos_rel', 12), ('joint_vel', 12), ('action_history', 12)]
 POLICY_TERMS = {
     # name: size; hover 3 + 9 + 3 + 3 + 3 x 4 (actions of the last 3 ticks) = 30, track adds
     # the reference velocity: 33
@@ -16,19 +21,37 @@ POLICY_TERMS = {
                         ('ang_vel_b', 3), ('action_history', 12)],
     'quadrotor-track': [('position_error_w', 3), ('rotation_matrix', 9), ('lin_vel_b', 3),
                         ('ang_vel_b', 3), ('action_history', 12), ('reference_velocity_w', 3)],
+    'quadruped-flat': QUADRUPED_TERMS,
+    'quadruped-rough': QUADRUPED_TERMS,
 }
+# critic minus policy size: physical_params 13 (quadrotor); base lin_vel 3 (flat); lin_vel
+# 3 + an 11 x 7 height scan (rough)
+CRITIC_EXTRA = {'quadrotor-hover': 13, 'quadrotor-track': 13, 'quadruped-flat': 3,
+                'quadruped-rough': 3 + 77}
+NUM_ACTIONS = {'quadrotor-hover': 4, 'quadrotor-track': 4, 'quadruped-flat': 12,
+               'quadruped-rough': 12}
+# the disturbance event play mode drops
+DISTURBANCE = {'quadrotor-hover': 'disturbance', 'quadrotor-track': 'disturbance',
+               'quadruped-flat': 'push_base', 'quadruped-rough': 'push_base'}
+ROBOT = {'quadrotor-hover': ('crazyflie21', 'thrust_body_rates'),
+         'quadrotor-track': ('crazyflie21', 'thrust_body_rates'),
+         'quadruped-flat': ('go2class', 'joint_position_offset'),
+         'quadruped-rough': ('go2class', 'joint_position_offset')}
 
 
-def _actions(steps, seed=0):
-    """Uniform random actions in [-1, 1], (steps, 8, 4)."""
+def _actions(steps, seed=0, size=4):
+    """Uniform random actions in [-1, 1], (steps, 8, size)."""
     gen = torch.Generator().manual_seed(seed)
-    return torch.rand(steps, NUM_ENVS, 4, generator=gen) * 2 - 1
+    return torch.rand(steps, NUM_ENVS, size, generator=gen) * 2 - 1
 
 
-def test_registry_lists_the_quadrotor_tasks():
-    """task_names() is sorted and holds the two quadrotor tasks; unknown names list them."""
-    assert task_names() == ['quadrotor-hover', 'quadrotor-track']
-    with pytest.raises(KeyError, match='registered tasks: quadrotor-hover, quadrotor-track'):
+def test_registry_lists_the_tasks():
+    """task_names() is sorted and holds the quadrotor and quadruped tasks; unknown names list
+    them."""
+    assert task_names() == ['quadrotor-hover', 'quadrotor-track', 'quadruped-flat',
+                            'quadruped-rough']
+    with pytest.raises(KeyError, match='registered tasks: quadrotor-hover, quadrotor-track, '
+                                       'quadruped-flat, quadruped-rough'):
         get_task('quadrotor-flip')
 
 
@@ -39,8 +62,8 @@ def test_task_builds_and_steps_finite(make_env, task):
     obs = env.reset(seed=1)
     expected_policy = sum(size for _, size in POLICY_TERMS[task])
     assert env.obs_dims['policy'] == expected_policy
-    assert env.obs_dims['critic'] == expected_policy + 13   # + physical_params
-    for step_actions in _actions(30):
+    assert env.obs_dims['critic'] == expected_policy + CRITIC_EXTRA[task]
+    for step_actions in _actions(30, size=NUM_ACTIONS[task]):
         for group, dim in env.obs_dims.items():
             assert obs[group].shape == (NUM_ENVS, dim)
             assert torch.isfinite(obs[group]).all()
@@ -49,23 +72,28 @@ def test_task_builds_and_steps_finite(make_env, task):
         assert terminated.dtype == truncated.dtype == torch.bool
         assert not (terminated & truncated).any()
         assert isinstance(extras['log'], dict)
-    assert env.num_actions == 4
+    assert env.num_actions == NUM_ACTIONS[task]
 
 
 @pytest.mark.parametrize('task', task_names())
 def test_play_config_has_no_disturbance_or_noise(make_env, task):
-    """play=True drops 'disturbance' and policy noise: two resets with one seed are identical."""
+    """play=True drops the disturbance and policy noise: two resets with one seed agree."""
     cfg = make_env_cfg(task, play=True)
-    assert 'disturbance' not in cfg.events
-    assert 'disturbance' in make_env_cfg(task).events
+    assert DISTURBANCE[task] not in cfg.events
+    assert DISTURBANCE[task] in make_env_cfg(task).events
     assert not cfg.observations['policy'].add_noise
     env = make_env(task, num_envs=NUM_ENVS, play=True)
     assert all(t.noise_std == 0.0 for t in contract_from_env(env).observations)
     first = env.reset(seed=5)['policy'].clone()
-    for step_actions in _actions(3):
+    for step_actions in _actions(3, size=NUM_ACTIONS[task]):
         env.step(step_actions)
     second = env.reset(seed=5)['policy']
     torch.testing.assert_close(second, first, rtol=0, atol=0)
+    if task not in QUADROTOR_TASKS:
+        # noise off: the projected gravity (IMU frame) is a unit vector
+        norm = torch.linalg.vector_norm(first[:, 3:6], dim=1)
+        torch.testing.assert_close(norm, torch.ones(NUM_ENVS), rtol=0, atol=1e-5)
+        return
     # noise off: the observation is the exact (scaled, clipped) state, e.g. a unit rotation
     rot = first[:, 3:12].reshape(NUM_ENVS, 3, 3)
     eye = torch.eye(3).expand(NUM_ENVS, 3, 3)
@@ -84,7 +112,7 @@ def test_training_config_observation_noise_is_on(make_env):
 def test_same_seed_same_observations(make_env, task):
     """Two envs with one seed give identical observations after 10 identical random steps."""
     first, second = (make_env(task, num_envs=NUM_ENVS) for _ in range(2))
-    for step_actions in _actions(10):
+    for step_actions in _actions(10, size=NUM_ACTIONS[task]):
         obs_a = first.step(step_actions)[0]
         obs_b = second.step(step_actions)[0]
     for group in obs_a:
@@ -115,19 +143,22 @@ def test_contract_lists_policy_terms_in_order(make_env, task):
     contract = contract_from_env(env)
     assert [(t.name, t.size) for t in contract.observations] == POLICY_TERMS[task]
     assert contract.observation_size == env.obs_dims['policy']
-    assert contract.task == task and contract.robot == 'crazyflie21'
+    robot, kind = ROBOT[task]
+    assert contract.task == task and contract.robot == robot
     # rates follow the task config (e.g. 0.002 s x 5 -> 100 Hz policy, 500 Hz physics)
     assert contract.policy_rate_hz == pytest.approx(
         1.0 / (env.cfg.physics_dt_s * env.cfg.decimation))
     assert contract.physics_rate_hz == pytest.approx(1.0 / env.cfg.physics_dt_s)
-    assert contract.action.kind == 'thrust_body_rates' and contract.action.size == 4
+    assert contract.action.kind == kind and contract.action.size == NUM_ACTIONS[task]
+    text = contract.to_json()   # robot_params tuples become lists, so compare as JSON
+    assert Contract.from_json(text).to_json() == text
+    if task not in QUADROTOR_TASKS:
+        return
     assert contract.robot_params['mass_kg'] == 0.027
     # inertia in body axes (roll, pitch, yaw) as the deploy-side rate controller reads it
     assert contract.robot_params['inertia_kg_m2'] == pytest.approx(
         [1.657171e-5, 1.6655602e-5, 2.9261652e-5])
     assert contract.robot_params['hover_thrust_n'] == pytest.approx(0.26487)
-    text = contract.to_json()   # robot_params tuples become lists, so compare as JSON
-    assert Contract.from_json(text).to_json() == text
 
 
 def test_rotor_speeds_action_contract(make_env):
@@ -144,5 +175,10 @@ def test_config_serializes_to_plain_data(task):
     """to_plain turns the config into dicts/lists/strings; term functions become module:name."""
     plain = to_plain(make_env_cfg(task))
     assert plain['task'] == task
-    assert plain['rewards']['alive']['func'] == 'sim2real.tasks.quadrotor.mdp:alive'
-    assert plain['events']['mass']['params']['value_range'] == [0.8, 1.2]
+    if task in QUADROTOR_TASKS:
+        assert plain['rewards']['alive']['func'] == 'sim2real.tasks.quadrotor.mdp:alive'
+        assert plain['events']['mass']['params']['value_range'] == [0.8, 1.2]
+    else:
+        assert plain['rewards']['track_lin_vel_xy']['func'] == (
+            'sim2real.tasks.quadruped.mdp:track_lin_vel_xy_exp')
+        assert plain['events']['foot_friction']['params']['friction_range'] == [0.4, 1.25]
