@@ -116,6 +116,9 @@ class EnvCfg:
     """Physics steps per policy step."""
     episode_length_s: float = 5.0
     """Episode duration before a time-out [s]."""
+    only_positive_rewards: bool = False
+    """Clip each step's total reward at zero (legged_gym's only_positive_rewards): while a
+    new policy only collects penalties, ending the episode early would otherwise pay."""
     seed: int = 0
     """Seed of every random draw in the environment."""
 

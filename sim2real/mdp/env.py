@@ -33,7 +33,7 @@ class RLEnv:
         self.record_final_obs = False
         """When True, step() puts the finished episodes' last policy obs in extras."""
         self.events = EventManager(self, cfg.events)
-        self.rewards = RewardManager(self, cfg.rewards)
+        self.rewards = RewardManager(self, cfg.rewards, cfg.only_positive_rewards)
         self.terminations = TerminationManager(self, cfg.terminations)
         self.metrics = cfg.metrics.class_type(self, **cfg.metrics.params) if cfg.metrics else None
         self.events.apply('startup')

@@ -76,9 +76,10 @@ class ObservationManager:
 class RewardManager:
     """Sums weight * dt * term, keeps per-term episode sums for logging."""
 
-    def __init__(self, env, terms: dict[str, RewardTermCfg]):
-        """Terms with zero weight are dropped."""
+    def __init__(self, env, terms: dict[str, RewardTermCfg], only_positive: bool = False):
+        """Terms with zero weight are dropped; only_positive clips each step's total at 0."""
         self.env = env
+        self.only_positive = only_positive
         self.terms = {n: t for n, t in terms.items() if t.weight != 0.0}
         self.episode_sums = {n: torch.zeros(env.num_envs) for n in self.terms}
 
@@ -90,7 +91,7 @@ class RewardManager:
             weighted = term.weight * dt_s * value
             self.episode_sums[name] += weighted
             total += weighted
-        return total
+        return total.clamp(min=0.0) if self.only_positive else total
 
     def reset(self, env_ids: torch.Tensor) -> dict[str, float]:
         """Mean episode sums of the finished envs per term, then zero them."""

@@ -172,6 +172,8 @@ def quadruped_rough_cfg(play: bool = False, action: str | None = None,
         physics_dt_s=0.005,
         decimation=4,
         episode_length_s=20.0,
+        # legged_gym: every step's total reward clipped at 0, so falling early never pays
+        only_positive_rewards=True,
     )
     if play:
         cfg.events.pop('push_base')

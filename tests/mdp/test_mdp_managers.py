@@ -63,6 +63,18 @@ def test_reward_is_weight_times_dt_times_term(make_env):
     torch.testing.assert_close(manager.episode_sums['height'], torch.tensor([0, 0.08, 0.12, 0]))
 
 
+def test_only_positive_rewards_clips_the_step_total_but_not_the_logged_terms(make_env):
+    """2*0.01*z - 0.05 for z = 1..4: (-0.03, -0.01, 0.01, 0.03) clipped to (0, 0, .01, .03)."""
+    env = make_env()
+    _place(env)
+    manager = RewardManager(env, {
+        'height': RewardTermCfg(height, weight=2.0),
+        'const': RewardTermCfg(constant, weight=-5.0, params={'value': 1.0})},
+        only_positive=True)
+    torch.testing.assert_close(manager.compute(0.01), torch.tensor([0.0, 0.0, 0.01, 0.03]))
+    torch.testing.assert_close(manager.episode_sums['const'], torch.full((4,), -0.05))
+
+
 @pytest.mark.parametrize('func, message', [
     (height_column, 'term "bad" returned shape (4, 1), expected (4,)'),
     (lambda env: height(env) / 0.0 * 0.0, 'term "bad" returned non-finite values'),
