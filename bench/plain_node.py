@@ -7,7 +7,8 @@ the observation with numpy, runs the ONNX policy on onnxruntime (1 intra-op / 1 
 thread) and publishes a geometry_msgs/Twist on ``cmd_vel_legacy``. It times its own ticks
 with time.monotonic into LoopStats and writes ``LoopStats.summary()`` to --out on SIGINT.
 Its ``~/enable`` (std_srvs/SetBool) only restarts the statistics, so that the bench measures
-the same window on both nodes.
+the same window on both nodes. ``--executor single``: the same node on a SingleThreadedExecutor
+(the bench's control).
 
 ``python -m bench.plain_node load --rate-hz 500 --out load.json``: publishes
 nav_msgs/Odometry on ``odom`` and sensor_msgs/Imu on ``imu`` at rate_hz each (sensor-data
@@ -21,6 +22,7 @@ import argparse
 import json
 import os
 from pathlib import Path
+import signal
 import time
 
 from geometry_msgs.msg import Twist
@@ -28,7 +30,8 @@ from nav_msgs.msg import Odometry
 import numpy as np
 import onnxruntime as ort
 import rclpy
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import (ExternalShutdownException, MultiThreadedExecutor,
+                             SingleThreadedExecutor)
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from rclpy.signals import SignalHandlerOptions
@@ -132,9 +135,9 @@ class PlainPolicyNode(Node):
 
 
 def run_node(args: argparse.Namespace) -> None:
-    """Spin the anchor on a MultiThreadedExecutor (one thread per usable CPU) until SIGINT."""
+    """Spin the anchor until SIGINT (MultiThreadedExecutor: one thread per usable CPU)."""
     node = PlainPolicyNode(args.policy, args.rate_hz)
-    executor = MultiThreadedExecutor()
+    executor = MultiThreadedExecutor() if args.executor == 'multi' else SingleThreadedExecutor()
     executor.add_node(node)
     try:
         executor.spin()
@@ -142,8 +145,9 @@ def run_node(args: argparse.Namespace) -> None:
         pass
     finally:
         executor.shutdown()
-        summary = dict(node.stats.summary(), executor='MultiThreadedExecutor',
-                       executor_threads=len(os.sched_getaffinity(0)))
+        threads = len(os.sched_getaffinity(0)) if args.executor == 'multi' else 1
+        summary = dict(node.stats.summary(), executor=type(executor).__name__,
+                       executor_threads=threads)
         Path(args.out).write_text(json.dumps(summary, indent=2))
         node.destroy_node()
 
@@ -169,8 +173,8 @@ def run_load(args: argparse.Namespace) -> None:
     imu_pub = node.create_publisher(Imu, 'imu', qos_profile_sensor_data)
     odom, imu = sensor_messages()
     period_s = 1.0 / args.rate_hz
-    start_s = next_s = time.monotonic()
-    sent = 0
+    start_s = next_s = last_s = time.monotonic()
+    sent, max_gap_s = 0, 0.0
     try:
         while True:
             stamp = node.get_clock().now().to_msg()
@@ -178,6 +182,8 @@ def run_load(args: argparse.Namespace) -> None:
             odom_pub.publish(odom)
             imu_pub.publish(imu)
             sent += 1
+            now_s = time.monotonic()
+            max_gap_s, last_s = max(max_gap_s, now_s - last_s), now_s
             next_s += period_s
             time.sleep(max(0.0, next_s - time.monotonic()))
     except (KeyboardInterrupt, ExternalShutdownException):
@@ -185,7 +191,8 @@ def run_load(args: argparse.Namespace) -> None:
     finally:
         duration_s = time.monotonic() - start_s
         summary = {'rate_hz_each': sent / duration_s, 'messages_per_s': 2 * sent / duration_s,
-                   'odom_sent': sent, 'imu_sent': sent, 'duration_s': duration_s}
+                   'odom_sent': sent, 'imu_sent': sent, 'duration_s': duration_s,
+                   'max_publish_gap_ms': max_gap_s * 1e3}
         Path(args.out).write_text(json.dumps(summary, indent=2))
         node.destroy_node()
 
@@ -198,9 +205,13 @@ def main() -> None:
                         help='timer rate (node) or rate of each stream (load) [Hz]')
     parser.add_argument('--policy', help='ONNX policy (node)')
     parser.add_argument('--out', required=True, help='summary JSON written at exit')
+    parser.add_argument('--executor', choices=['multi', 'single'], default='multi',
+                        help='node: the executor (the bench uses multi; single for checks)')
     args, _ = parser.parse_known_args()
     # Python's own SIGINT handler (KeyboardInterrupt in the main thread): the loops end between
-    # two ticks instead of publishing into a context that rclpy's handler already shut down
+    # two ticks instead of publishing into a context that rclpy's handler already shut down;
+    # installed explicitly because a parent started in the background may ignore SIGINT
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     try:
         if args.role == 'node':

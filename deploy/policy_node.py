@@ -25,9 +25,10 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import PointStamped, Twist
 from nav_msgs.msg import Odometry
 import rclpy
-from rclpy.executors import SingleThreadedExecutor
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
+from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import Imu
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool, Trigger
@@ -166,7 +167,8 @@ class PolicyNode(Node):
 
 def main(args=None) -> int:
     """Console entry point `policy_node`."""
-    rclpy.init(args=args)
+    # SIGINT raises KeyboardInterrupt in spin() instead of invalidating the context under it
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     try:
         try:
             node = PolicyNode()
@@ -177,7 +179,7 @@ def main(args=None) -> int:
         executor.add_node(node)
         try:
             executor.spin()
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, ExternalShutdownException):
             pass
         finally:
             node.destroy_node()
