@@ -44,8 +44,8 @@ class TrainArgs:
     """Wall-clock budget [s] (task default when None)."""
     save_interval: int | None = None
     """Checkpoint every this many iterations (task default when None)."""
-    action: str = 'thrust_body_rates'
-    """Action interface of the quadrotor tasks."""
+    action: str | None = None
+    """Action interface (None: the task's default); the resolved kind is stored."""
     num_threads: int = 0
     """Simulation threads (0: all CPUs)."""
     backend: str = 'mujoco'
@@ -100,6 +100,7 @@ def train(args: TrainArgs, run_dir: str | os.PathLike, resume: bool = False,
     defaults = spec.train
     num_envs = args.num_envs or defaults.get('num_envs', 4096)
     env = build_env(args.task, args.seed, num_envs, args.action, num_threads=args.num_threads)
+    args = dataclasses.replace(args, action=env.action_term.kind)
     ppo_cfg = PPOCfg(**copy.deepcopy(defaults.get('ppo', {})))
     max_iterations = args.max_iterations or defaults.get('max_iterations', 1000)
     max_seconds = args.max_seconds if args.max_seconds is not None else defaults.get(

@@ -97,9 +97,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--save-interval', type=_positive_int, default=None,
                    help='checkpoint every N iterations (task default: 25)')
     p.add_argument('--resume', action='store_true', help='continue from the last checkpoint')
-    p.add_argument('--action', default='thrust_body_rates',
-                   choices=['thrust_body_rates', 'rotor_speeds'],
-                   help='quadrotor action interface')
+    p.add_argument('--action', default=None,
+                   choices=['thrust_body_rates', 'rotor_speeds', 'joint_position_offset'],
+                   help='action interface, default per task (quadrotor: thrust_body_rates '
+                        'or rotor_speeds; quadruped: joint_position_offset)')
     p.add_argument('--threads', type=int, default=0, help='simulation threads (0: all CPUs)')
     p.add_argument('--no-progress', action='store_true', help='hide the progress bar')
     p.set_defaults(func=_cmd_train)

@@ -22,8 +22,6 @@ from sim2real.tasks.quadruped.metrics import VelocityMetrics
 from sim2real.tasks.quadruped.scene import QuadrupedScene
 
 ACTIONS = {'joint_position_offset': JointPositionAction}
-# `sim2real train` passes its --action default (a quadrotor interface) to every task
-_CLI_DEFAULT_ACTION = 'thrust_body_rates'
 # motor strength ~ U(0.9, 1.1); the scene raises MuJoCo's torque limits to the maximum
 STRENGTH_RANGE = (0.9, 1.1)
 # legged_gym draws observation noise U(-a, a); the Gaussian with the same variance has
@@ -35,8 +33,8 @@ NOMINAL_BASE_HEIGHT_M = 0.3222
 
 
 def _resolve_action(action: str | None) -> type:
-    """The action term class; the CLI's quadrotor default selects the joint offsets."""
-    if action in (None, _CLI_DEFAULT_ACTION):
+    """The action term class (None: joint position offsets)."""
+    if action is None:
         action = 'joint_position_offset'
     if action not in ACTIONS:
         raise ValueError(f'quadruped action "{action}" is not one of {sorted(ACTIONS)}')
