@@ -3,15 +3,22 @@
 Everything that decides anything lives in ``sim2real.deploy.runtime`` (ROS-free, time
 injected); this node only moves messages in and out and reports timing:
 
-- subscribes the robot's sensor streams (sensor-data QoS) and an optional setpoint stream;
+- subscribes the robot's sensor streams (sensor-data QoS) and an optional setpoint stream
+  (quadrotor: odom + imu + setpoint; joint robots: ``sensor_msgs/JointState`` matched to the
+  contract's joints BY NAME, ``sensor_msgs/Imu`` with orientation, ``geometry_msgs/Twist``
+  velocity command);
 - every 1/rate_hz, on a timer of a single-threaded executor, calls ``Runtime.step`` with the
   steady clock and publishes the command (quadrotor: ``geometry_msgs/Twist`` in crazyswarm2's
-  ``cmd_vel_legacy`` layout, or ``std_msgs/Float64MultiArray`` of rotor speeds) and
-  ``~/state`` (``std_msgs/String``: ``state`` or ``state:reason``);
+  ``cmd_vel_legacy`` layout, or ``std_msgs/Float64MultiArray`` of rotor speeds; joint
+  robots: ``std_msgs/Float64MultiArray`` of position targets in the contract's joint order,
+  a ros2_control forward position controller's input, plus kp and kd arrays on the optional
+  kp/kd command topics; nothing while disarmed, so the driver keeps the joints as it holds
+  them) and ``~/state`` (``std_msgs/String``: ``state`` or ``state:reason``);
 - services ``~/enable`` (``std_srvs/SetBool``: true arms or re-enables after a latched fallback,
   false disarms) and ``~/estop`` (``std_srvs/Trigger``);
 - ``/diagnostics`` (``diagnostic_msgs/DiagnosticArray``): achieved rate, period error and
-  inference time p50/p99, safety state.
+  inference time p50/p99, safety state; joint robots with feet in the contract add the
+  Pinocchio leg-odometry base velocity (``leg_odometry_v{x,y,z}_m_s``, base frame).
 
 Run: ``ros2 run sim2real policy_node --ros-args --params-file config/quadrotor.yaml
 -p policy_file:=policy.onnx`` (or ``ros2 launch sim2real quadrotor.launch.py``).
@@ -20,16 +27,19 @@ Run: ``ros2 run sim2real policy_node --ros-args --params-file config/quadrotor.y
 from __future__ import annotations
 
 import time
+import typing
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import PointStamped, Twist
 from nav_msgs.msg import Odometry
 import rclpy
+from rclpy.exceptions import InvalidParameterTypeException
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
 from rclpy.signals import SignalHandlerOptions
-from sensor_msgs.msg import Imu
+from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool, Trigger
 
@@ -38,6 +48,7 @@ from sim2real.deploy import ros_msgs
 from sim2real.deploy.loop_stats import LoopStats
 from sim2real.deploy.node_params import check_overrides
 from sim2real.deploy.runtime import ParamError, Runtime, Sample, parameter_defaults
+from sim2real.deploy.runtime.params import params_class
 
 NODE_NAME = 'policy_node'
 _LEVELS = {'inactive': DiagnosticStatus.OK, 'soft_start': DiagnosticStatus.OK,
@@ -47,6 +58,14 @@ _LEVELS = {'inactive': DiagnosticStatus.OK, 'soft_start': DiagnosticStatus.OK,
 def declared_parameters(robot: str = 'quadrotor') -> dict:
     """Names and defaults of every parameter the node declares for a robot class."""
     return dict(parameter_defaults(robot))
+
+
+def parameter_types(robot: str = 'quadrotor') -> dict[str, Parameter.Type]:
+    """The ROS type of each list parameter (ROS cannot infer an empty list's type)."""
+    hints = typing.get_type_hints(params_class('policy_node', robot))
+    return {name: (Parameter.Type.STRING_ARRAY if hint == list[str]
+                   else Parameter.Type.DOUBLE_ARRAY)
+            for name, hint in hints.items() if typing.get_origin(hint) is list}
 
 
 class PolicyNode(Node):
@@ -75,26 +94,66 @@ class PolicyNode(Node):
     def _declare_all(self, defaults: dict) -> dict:
         """Declare every parameter with its typed default; reject overrides nobody declared."""
         values = {'robot': self.get_parameter('robot').value}
+        list_types = parameter_types(values['robot'])
         for name, default in defaults.items():
-            if name != 'robot':
+            if name == 'robot':
+                continue
+            if name in list_types and not default:   # declared by type: [] carries none
+                value = self.declare_parameter(name, list_types[name]).value
+                values[name] = [] if value is None else list(value)
+            else:
                 values[name] = self.declare_parameter(name, default).value
         check_overrides(self, values)
         return values
 
     def _create_io(self, params) -> None:
         """Subscriptions, publishers and services."""
-        self.create_subscription(Odometry, params.odom_topic, self._on_odom,
-                                 qos_profile_sensor_data)
-        self.create_subscription(Imu, params.imu_topic, self._on_imu, qos_profile_sensor_data)
-        self.create_subscription(PointStamped, params.setpoint_topic, self._on_setpoint, 10)
-        msg_type = Twist if self._interface == 'cmd_vel_legacy' else Float64MultiArray
-        self._cmd_pub = self.create_publisher(msg_type, params.command_topic, 10)
+        self._gain_pubs = []
+        if self._interface == 'joint_position':
+            self._create_joint_io(params)
+        else:
+            self.create_subscription(Odometry, params.odom_topic, self._on_odom,
+                                     qos_profile_sensor_data)
+            self.create_subscription(Imu, params.imu_topic, self._on_imu,
+                                     qos_profile_sensor_data)
+            self.create_subscription(PointStamped, params.setpoint_topic, self._on_setpoint, 10)
+            msg_type = Twist if self._interface == 'cmd_vel_legacy' else Float64MultiArray
+            self._cmd_pub = self.create_publisher(msg_type, params.command_topic, 10)
         self._state_pub = self.create_publisher(String, '~/state', 10)
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
         self.create_service(SetBool, '~/enable', self._on_enable)
         self.create_service(Trigger, '~/estop', self._on_estop)
 
+    def _create_joint_io(self, params) -> None:
+        """Joint robot: JointState + Imu (sensor-data QoS), cmd_vel, position targets, gains."""
+        self._n_joints = len(self._runtime.contract.joint_names)
+        self._mapper = self._runtime.profile.mapper
+        self.create_subscription(JointState, params.joint_state_topic, self._on_joint_state,
+                                 qos_profile_sensor_data)
+        self.create_subscription(Imu, params.imu_topic, self._on_imu_orientation,
+                                 qos_profile_sensor_data)
+        self.create_subscription(Twist, params.velocity_command_topic, self._on_cmd_vel, 10)
+        self._cmd_pub = self.create_publisher(Float64MultiArray, params.command_topic, 10)
+        for i, topic in enumerate((params.kp_command_topic, params.kd_command_topic), 1):
+            if topic:
+                self._gain_pubs.append(
+                    (i, self.create_publisher(Float64MultiArray, topic, 10)))
+
     # -- sensors ----------------------------------------------------------------------
+    def _on_joint_state(self, msg: JointState) -> None:
+        """Joint positions [rad] and velocities [rad/s], matched to the contract by name."""
+        self._put('joint_state', *ros_msgs.joint_state_to_values(msg, self._mapper))
+
+    def _on_imu_orientation(self, msg: Imu) -> None:
+        """Base IMU: orientation [world<-base], gyro [rad/s; base]."""
+        self._put('imu', *ros_msgs.imu_orientation_to_values(msg))
+
+    def _on_cmd_vel(self, msg: Twist) -> None:
+        """Operator velocity command; received time doubles as its stamp (Twist has none)."""
+        now_s = time.monotonic()
+        self._runtime.put('command', Sample(ros_msgs.twist_to_velocity_command(msg), now_s,
+                                            now_s))
+
     def _put(self, stream: str, values: dict, stamp_s: float) -> None:
         """Hand a converted message to the runtime's latest-state store."""
         self._runtime.put(stream, Sample(values, stamp_s, time.monotonic()))
@@ -117,17 +176,27 @@ class PolicyNode(Node):
         now_s = time.monotonic()
         result = self._runtime.step(now_s)
         self._stats.tick(now_s, result.inference_s)
-        self._cmd_pub.publish(self._command_msg(result.command))
+        if self._interface != 'joint_position' or result.state != 'inactive':
+            self._publish_command(result.command)
         state = f'{result.state}:{result.reason}' if result.reason else result.state
         if state != self._state:
             self.get_logger().info(f'safety state {self._state or "start"} -> {state}')
             self._state = state
         self._state_pub.publish(String(data=state))
 
+    def _publish_command(self, command) -> None:
+        """The command (and, for joint robots, the kp / kd arrays on their topics)."""
+        self._cmd_pub.publish(self._command_msg(command))
+        n = getattr(self, '_n_joints', 0)
+        for i, pub in self._gain_pubs:   # kp (i = 1) or kd (i = 2) block of [q*, kp, kd]
+            pub.publish(ros_msgs.float64_array(command[i * n:(i + 1) * n]))
+
     def _command_msg(self, command):
         """The command in this node's message type."""
         if self._interface == 'cmd_vel_legacy':
             return ros_msgs.twist_from_command(command[0], command[1:4], self._max_collective_n)
+        if self._interface == 'joint_position':
+            return ros_msgs.float64_array(command[:self._n_joints])
         return ros_msgs.float64_array(command)
 
     def _publish_diagnostics(self) -> None:
@@ -139,6 +208,10 @@ class PolicyNode(Node):
             message=self._state or 'starting')
         status.values = [KeyValue(key=k, value=f'{v:.6g}') for k, v in figures.items()]
         status.values.append(KeyValue(key='safety_state', value=self._state))
+        odometry = getattr(self._runtime.profile, 'leg_odometry', None)
+        if odometry is not None:
+            status.values += [KeyValue(key=f'leg_odometry_v{axis}_m_s', value=f'{v:.4g}')
+                              for axis, v in zip('xyz', odometry.lin_vel_b)]
         msg = DiagnosticArray(status=[status])
         msg.header.stamp = self.get_clock().now().to_msg()
         self._diag_pub.publish(msg)
@@ -172,7 +245,8 @@ def main(args=None) -> int:
     try:
         try:
             node = PolicyNode()
-        except (ContractError, ParamError, FileNotFoundError) as exc:
+        except (ContractError, ParamError, FileNotFoundError,
+                InvalidParameterTypeException) as exc:
             rclpy.logging.get_logger(NODE_NAME).fatal(f'refusing to start: {exc}')
             return 2
         executor = SingleThreadedExecutor()

@@ -13,7 +13,7 @@ import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PointStamped, Twist
 from nav_msgs.msg import Odometry
-from sensor_msgs.msg import Imu
+from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray
 
 from sim2real.deploy.cmd_vel_legacy import from_cmd_vel_legacy, to_cmd_vel_legacy
@@ -67,6 +67,60 @@ def imu_to_values(msg: Imu) -> tuple[dict[str, np.ndarray], float]:
     values = {'ang_vel_b': _xyz(msg.angular_velocity),
               'lin_acc_b': _xyz(msg.linear_acceleration)}
     return values, stamp_to_s(msg.header.stamp)
+
+
+def imu_orientation_to_values(msg: Imu) -> tuple[dict[str, np.ndarray], float]:
+    """quat_wxyz [world<-base], ang_vel_b [rad/s], lin_acc_b [m/s^2]; stamp [s].
+
+    An Imu that declares no orientation (orientation_covariance[0] == -1) gives a NaN
+    quaternion, which the runtime's NaN guard refuses.
+    """
+    values, stamp_s = imu_to_values(msg)
+    quat = quat_msg_to_wxyz(msg.orientation)
+    if msg.orientation_covariance[0] == -1.0:
+        quat = np.full(4, np.nan)
+    values['quat_wxyz'] = quat
+    return values, stamp_s
+
+
+def joint_state_to_values(msg: JointState, mapper) -> tuple[dict[str, np.ndarray], float]:
+    """pos_rad, vel_rad_s in the contract's joint order, matched BY NAME through mapper
+    (a runtime JointStateMapper; absent joints or empty arrays give NaN); stamp [s]."""
+    q, qd = mapper.map(msg.name, msg.position, msg.velocity)
+    return {'pos_rad': q, 'vel_rad_s': qd}, stamp_to_s(msg.header.stamp)
+
+
+def twist_to_velocity_command(msg: Twist) -> dict[str, np.ndarray]:
+    """velocity_command [vx m/s, vy m/s, yaw rate rad/s] of an operator's cmd_vel Twist."""
+    return {'velocity_command': np.array([msg.linear.x, msg.linear.y, msg.angular.z],
+                                         dtype=np.float64)}
+
+
+def make_joint_state(names, pos_rad, vel_rad_s, effort_nm, stamp_s: float) -> JointState:
+    """sensor_msgs/JointState of per-joint arrays (names in the driver's order)."""
+    msg = JointState()
+    msg.header.stamp = s_to_stamp(stamp_s)
+    msg.name = list(names)
+    msg.position = [float(v) for v in pos_rad]
+    msg.velocity = [float(v) for v in vel_rad_s]
+    msg.effort = [float(v) for v in effort_nm]
+    return msg
+
+
+def make_imu_with_orientation(values: dict, stamp_s: float, frame_id: str = BODY_FRAME) -> Imu:
+    """sensor_msgs/Imu with orientation quat_wxyz [world<-base], gyro and specific force."""
+    msg = make_imu(values, stamp_s, frame_id)
+    msg.orientation_covariance[0] = 0.0
+    set_quat_msg(msg.orientation, values['quat_wxyz'])
+    return msg
+
+
+def make_twist(vx_m_s: float, vy_m_s: float, yaw_rate_rad_s: float) -> Twist:
+    """geometry_msgs/Twist velocity command (linear x, y [m/s], angular z [rad/s])."""
+    msg = Twist()
+    msg.linear.x, msg.linear.y, msg.angular.z = float(vx_m_s), float(vy_m_s), float(
+        yaw_rate_rad_s)
+    return msg
 
 
 def point_to_values(msg: PointStamped) -> tuple[dict[str, np.ndarray], float]:

@@ -1,7 +1,12 @@
-"""HIL bridge node ``sim_bridge``: the MuJoCo quadrotor behind the real driver's topics.
+"""HIL bridge node ``sim_bridge``: the MuJoCo robot behind the real driver's topics.
+
+The ``robot`` parameter picks the simulation: 'quadrotor' (QuadrotorSim: odom + imu, commands
+as cmd_vel_legacy or rotor speeds) or 'quadruped' (QuadrupedSim: joint_states + imu with
+orientation, Float64MultiArray position targets of a forward position controller, optional
+kp / kd arrays). The parameters each declares are QUADROTOR_DEFAULTS / QUADRUPED_DEFAULTS.
 
 One thread: step the physics up to wall time on the steady clock (catching up when late),
-sample imu / odom at their rates through the FaultInjector, publish what it releases, and
+sample the sensor streams at their rates through the FaultInjector, publish what it releases, and
 spin the executor (commands, ~/reset, set_parameters) until the next physics deadline.
 Stamps come from the node clock; a frozen sample keeps its stamp. Streams are sampled on
 the physics grid, so a rate that does not divide physics_rate_hz alternates periods (odom
@@ -31,18 +36,19 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
 from rclpy.signals import SignalHandlerOptions
-from sensor_msgs.msg import Imu
+from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 
 from sim2real.assets import urdf_path
 from sim2real.deploy import ros_msgs
 from sim2real.deploy.bridge.faults import (
-    FaultCfg, FaultError, FaultInjector, parse_fault_list, parse_schedule)
+    FAULT_NAMES, FaultCfg, FaultError, FaultInjector, parse_fault_list, parse_schedule)
 from sim2real.deploy.bridge.quadrotor_sim import QuadrotorSim
+from sim2real.deploy.bridge.quadruped_sim import PUBLISHED_ORDER, QuadrupedSim
 from sim2real.deploy.node_params import check_overrides
 
-DEFAULTS = {
+QUADROTOR_DEFAULTS = {
     'robot': 'quadrotor',
     'urdf_file': 'quadrotor',
     'physics_rate_hz': 500.0,
@@ -65,13 +71,53 @@ DEFAULTS = {
     'fault_delay_jitter_s': 0.005,
     'fault_spike_s': 0.2,
 }
+DEFAULTS = QUADROTOR_DEFAULTS
+_FAULT_DEFAULTS = {k: v for k, v in QUADROTOR_DEFAULTS.items()
+                   if k.startswith('fault_') or k in ('active_faults', 'seed')}
+QUADRUPED_DEFAULTS = {
+    'robot': 'quadruped',
+    'urdf_file': 'quadruped',
+    'physics_rate_hz': 500.0,
+    'joint_states_rate_hz': 500.0,
+    'imu_rate_hz': 500.0,
+    'ground_truth_rate_hz': 100.0,
+    'joint_state_topic': 'joint_states',
+    'imu_topic': 'imu',
+    'command_topic': 'joint_group_position_controller/commands',
+    'kp_command_topic': '',
+    'kd_command_topic': '',
+    'kp': [20.0] * 12,
+    'kd': [0.5] * 12,
+    'damping_kd': 1.0,
+    'command_timeout_s': 0.1,
+    'imu_gyro_noise_std_rad_s': 0.0,
+    **_FAULT_DEFAULTS,
+}
+ROBOT_STREAMS = {'quadrotor': ('imu', 'odom'), 'quadruped': ('joint_states', 'imu')}
 MAX_CATCH_UP_S = 0.1
 """Further behind wall time than this, the physics skips ahead (logged) instead of racing."""
 
 
 def declared_parameters(robot: str = 'quadrotor') -> dict:
-    """Names and defaults of every parameter the bridge declares (quadrotor only)."""
-    return dict(DEFAULTS)
+    """Names and defaults of every parameter the bridge declares for a robot."""
+    return dict(QUADRUPED_DEFAULTS if robot == 'quadruped' else QUADROTOR_DEFAULTS)
+
+
+def fault_names(robot: str) -> tuple[str, ...]:
+    """The fault names a robot's bridge accepts (faults of its own sensor streams)."""
+    streams = ROBOT_STREAMS.get(robot, ())
+    return tuple(n for n in FAULT_NAMES if not n.startswith(('frozen_', 'nan_'))
+                 or n.split('_', 1)[1] in streams)
+
+
+def parse_robot_faults(robot: str, text: str) -> tuple[str, ...]:
+    """parse_fault_list, also rejecting faults of streams this robot does not have."""
+    names = parse_fault_list(text)
+    foreign = [n for n in names if n not in fault_names(robot)]
+    if foreign:
+        raise FaultError(f'fault(s) {", ".join(map(repr, foreign))} do not apply to the '
+                         f'{robot}; valid: {", ".join(fault_names(robot))}')
+    return names
 
 
 def resolve_urdf(name: str) -> Path:
@@ -82,58 +128,66 @@ def resolve_urdf(name: str) -> Path:
 
 def validate(p: dict) -> None:
     """Raise ValueError naming the first invalid parameter."""
+    robot = p['robot']
+    streams = ROBOT_STREAMS.get(robot, ())
+    if robot == 'quadruped':
+        specific = [(k, len(p[k]) == 12 and min(p[k]) >= 0, 'must be 12 values >= 0')
+                    for k in ('kp', 'kd')] + [('damping_kd', p['damping_kd'] >= 0, 'must be >= 0')]
+    else:
+        specific = [
+            ('command_interface', p['command_interface'] in ('cmd_vel_legacy', 'rotor_speeds'),
+             "must be 'cmd_vel_legacy' or 'rotor_speeds'"),
+            ('start_pos_m', len(p['start_pos_m']) == 3, 'must have 3 elements')]
     checks = [
-        ('robot', p['robot'] == 'quadrotor', "only 'quadrotor' is simulated"),
-        ('command_interface', p['command_interface'] in ('cmd_vel_legacy', 'rotor_speeds'),
-         "must be 'cmd_vel_legacy' or 'rotor_speeds'"),
+        ('robot', robot in ROBOT_STREAMS, f'must be one of {sorted(ROBOT_STREAMS)}'),
+        *specific,
         ('physics_rate_hz', p['physics_rate_hz'] > 0, 'must be > 0'),
-        ('start_pos_m', len(p['start_pos_m']) == 3, 'must have 3 elements'),
         ('command_timeout_s', p['command_timeout_s'] > 0, 'must be > 0'),
         ('fault_drop_probability', 0 <= p['fault_drop_probability'] <= 1, 'must be in [0, 1]'),
         ('fault_delay_s', p['fault_delay_s'] >= 0, 'must be >= 0'),
         ('fault_delay_jitter_s', p['fault_delay_jitter_s'] >= 0, 'must be >= 0'),
         ('fault_spike_s', p['fault_spike_s'] >= 0, 'must be >= 0'),
     ] + [(k, 0 < p[k] <= p['physics_rate_hz'], 'must be in (0, physics_rate_hz]')
-         for k in ('odom_rate_hz', 'imu_rate_hz', 'ground_truth_rate_hz')]
+         for k in (*(f'{s}_rate_hz' for s in streams), 'ground_truth_rate_hz')]
     for name, ok, why in checks:
         if not ok:
             raise ValueError(f'sim_bridge parameter {name}={p[name]!r}: {why}')
-    for name, parse in (('fault_schedule', parse_schedule), ('active_faults', parse_fault_list)):
+    for name in ('fault_schedule', 'active_faults'):
         try:
-            parse(p[name])
+            text = p[name] if name == 'active_faults' else ','.join(
+                f.name for f in parse_schedule(p[name]))
+            parse_robot_faults(robot, text)
         except FaultError as exc:
             raise ValueError(f'sim_bridge parameter {name}: {exc}') from exc
 
 
 class SimBridge(Node):
-    """Publishes the simulated quadrotor's odom / imu with faults, applies its commands."""
+    """Publishes the simulated robot's sensor streams with faults, applies its commands."""
 
     def __init__(self):
         """Declare and check the parameters, build the sim, the faults and the interfaces."""
         super().__init__('sim_bridge')
-        for name, default in DEFAULTS.items():
-            self.declare_parameter(name, default, ParameterDescriptor(
-                read_only=name != 'active_faults'))
-        check_overrides(self, DEFAULTS)
-        p = {name: self.get_parameter(name).value for name in DEFAULTS}
+        robot = self.declare_parameter('robot', 'quadrotor', ParameterDescriptor(
+            read_only=True)).value
+        defaults = declared_parameters(robot)
+        for name, default in defaults.items():
+            if name != 'robot':
+                self.declare_parameter(name, default, ParameterDescriptor(
+                    read_only=name != 'active_faults'))
+        check_overrides(self, defaults)
+        p = {name: self.get_parameter(name).value for name in defaults}
         validate(p)
         self.p = p
-        self.sim = QuadrotorSim(
-            resolve_urdf(p['urdf_file']), p['physics_rate_hz'], p['start_pos_m'],
-            p['hold_until_thrust_fraction'], p['command_timeout_s'],
-            p['imu_gyro_noise_std_rad_s'], p['seed'])
+        self.streams = ROBOT_STREAMS[robot]
         self.faults = FaultInjector(FaultCfg(
             p['fault_drop_probability'], p['fault_delay_s'], p['fault_delay_jitter_s'],
-            p['fault_spike_s']), seed=p['seed'])
-        self._pubs = {
-            'odom': self.create_publisher(Odometry, p['odom_topic'], qos_profile_sensor_data),
-            'imu': self.create_publisher(Imu, p['imu_topic'], qos_profile_sensor_data)}
+            p['fault_spike_s']), streams=self.streams, seed=p['seed'])
         self._gt_pub = self.create_publisher(Odometry, '~/ground_truth', 10)
         self._events_pub = self.create_publisher(String, '~/events', 50)
-        if p['command_interface'] == 'cmd_vel_legacy':
-            self.create_subscription(Twist, p['command_topic'], self._on_twist, 10)
+        if robot == 'quadruped':
+            self._setup_quadruped(p)
         else:
-            self.create_subscription(Float64MultiArray, p['command_topic'], self._on_speeds, 10)
+            self._setup_quadrotor(p)
         self.create_service(Trigger, '~/reset', self._on_reset)
         self.add_on_set_parameters_callback(self._check_params)
         self.add_post_set_parameters_callback(self._apply_params)
@@ -146,15 +200,52 @@ class SimBridge(Node):
         self._awaiting_effect = ''
         self._restart(time.monotonic())
         self.faults.set_active(p['active_faults'], time.monotonic())
+
+    def _setup_quadrotor(self, p: dict) -> None:
+        """QuadrotorSim, odom + imu publishers, cmd_vel_legacy or rotor-speed commands."""
+        self.sim = QuadrotorSim(
+            resolve_urdf(p['urdf_file']), p['physics_rate_hz'], p['start_pos_m'],
+            p['hold_until_thrust_fraction'], p['command_timeout_s'],
+            p['imu_gyro_noise_std_rad_s'], p['seed'])
+        self._pubs = {
+            'odom': self.create_publisher(Odometry, p['odom_topic'], qos_profile_sensor_data),
+            'imu': self.create_publisher(Imu, p['imu_topic'], qos_profile_sensor_data)}
+        self._makers = {'odom': ros_msgs.make_odometry, 'imu': ros_msgs.make_imu}
+        if p['command_interface'] == 'cmd_vel_legacy':
+            self.create_subscription(Twist, p['command_topic'], self._on_twist, 10)
+        else:
+            self.create_subscription(Float64MultiArray, p['command_topic'], self._on_speeds, 10)
         self.get_logger().info(
             f'quadrotor at {p["start_pos_m"]} held until {p["hold_until_thrust_fraction"]} x '
             f'hover ({self.sim.hover_thrust_n:.4f} N); physics {p["physics_rate_hz"]} Hz, '
             f'odom {p["odom_rate_hz"]} Hz, imu {p["imu_rate_hz"]} Hz')
 
+    def _setup_quadruped(self, p: dict) -> None:
+        """QuadrupedSim, joint_states + imu publishers, position targets and optional gains."""
+        self.sim = QuadrupedSim(
+            resolve_urdf(p['urdf_file']), p['physics_rate_hz'], tuple(p['kp']), tuple(p['kd']),
+            p['damping_kd'], p['command_timeout_s'], p['imu_gyro_noise_std_rad_s'], p['seed'])
+        self._pubs = {
+            'joint_states': self.create_publisher(JointState, p['joint_state_topic'],
+                                                  qos_profile_sensor_data),
+            'imu': self.create_publisher(Imu, p['imu_topic'], qos_profile_sensor_data)}
+        self._makers = {'joint_states': _make_joint_state,
+                        'imu': ros_msgs.make_imu_with_orientation}
+        self.create_subscription(Float64MultiArray, p['command_topic'], self._on_targets, 10)
+        for kind in ('kp', 'kd'):
+            if p[f'{kind}_command_topic']:
+                self.create_subscription(
+                    Float64MultiArray, p[f'{kind}_command_topic'],
+                    lambda msg, kind=kind: self._on_gains(kind, msg), 10)
+        self.get_logger().info(
+            f'quadruped standing at the default pose, PD holding it; physics '
+            f'{p["physics_rate_hz"]} Hz, joint_states {p["joint_states_rate_hz"]} Hz, imu '
+            f'{p["imu_rate_hz"]} Hz; targets on {p["command_topic"]}')
+
     def _restart(self, now_s: float) -> None:
         """(Re)start the physics clock, the sampling deadlines and the fault schedule."""
         self._next_state_s = now_s + self.sim.dt_s
-        self._next_sample_s = {k: now_s for k in ('odom', 'imu', 'ground_truth')}
+        self._next_sample_s = {k: now_s for k in (*self.streams, 'ground_truth')}
         self._started_s = now_s
         self._steps_at_start = self._steps
         self.faults.set_schedule(self.p['fault_schedule'], now_s)
@@ -181,7 +272,7 @@ class SimBridge(Node):
         self.sim.step(state_s)
         self._next_state_s += self.sim.dt_s
         self._steps += 1
-        for stream in ('imu', 'odom', 'ground_truth'):
+        for stream in (*self.streams, 'ground_truth'):
             if state_s + 1e-9 < self._next_sample_s[stream]:
                 continue
             # max(): after skipped steps, resume the rate instead of bursting to catch up
@@ -202,11 +293,9 @@ class SimBridge(Node):
         bridge running late under CPU load thus does not count against the node.
         """
         self.faults.update(now_s)
-        for stream in ('imu', 'odom'):
+        for stream in self.streams:
             for values, stamp_s in self.faults.due(stream, now_s):
-                msg = (ros_msgs.make_imu if stream == 'imu' else ros_msgs.make_odometry)(
-                    values, stamp_s)
-                self._pubs[stream].publish(msg)
+                self._pubs[stream].publish(self._makers[stream](values, stamp_s))
                 self._track_freshness(stream, values, stamp_s)
         for event in self.faults.pop_events() + self.sim.pop_events():
             payload = {'event': event.event, 'fault': event.fault,
@@ -262,6 +351,22 @@ class SimBridge(Node):
             return
         self._command('rotor_speeds', speeds)
 
+    def _on_targets(self, msg: Float64MultiArray) -> None:
+        """Quadruped joint position targets [rad], contract (JOINT_ORDER) order."""
+        now_s = time.monotonic()
+        if not self.faults.commands_allowed(now_s):
+            self.discarded_commands += 1
+        elif not self.sim.set_targets(ros_msgs.from_float64_array(msg), now_s):
+            self.get_logger().warning('non-finite or mis-sized targets refused',
+                                      throttle_duration_sec=1.0)
+
+    def _on_gains(self, kind: str, msg: Float64MultiArray) -> None:
+        """Quadruped kp [N m/rad] or kd [N m s/rad] per joint (JOINT_ORDER)."""
+        if not self.faults.commands_allowed(time.monotonic()):
+            self.discarded_commands += 1
+        elif not self.sim.set_gains(kind, ros_msgs.from_float64_array(msg)):
+            self.get_logger().warning(f'invalid {kind} refused', throttle_duration_sec=1.0)
+
     def _command(self, kind: str, values) -> None:
         """Apply a command unless command_loss is active; non-finite ones are refused."""
         now_s = time.monotonic()
@@ -278,7 +383,9 @@ class SimBridge(Node):
         self._restart(now_s)
         self.set_parameters([Parameter('active_faults', value='')])
         response.success = True
-        response.message = 'reset to start_pos_m, held, faults cleared'
+        response.message = ('reset to the standing pose, faults cleared'
+                            if self.p['robot'] == 'quadruped'
+                            else 'reset to start_pos_m, held, faults cleared')
         return response
 
     def _check_params(self, params) -> SetParametersResult:
@@ -286,7 +393,7 @@ class SimBridge(Node):
         for param in params:
             if param.name == 'active_faults':
                 try:
-                    parse_fault_list(param.value)
+                    parse_robot_faults(self.p['robot'], param.value)
                 except (FaultError, AttributeError) as exc:
                     return SetParametersResult(successful=False, reason=str(exc))
         return SetParametersResult(successful=True)
@@ -296,6 +403,12 @@ class SimBridge(Node):
         for param in params:
             if param.name == 'active_faults':
                 self.faults.set_active(param.value, time.monotonic())
+
+
+def _make_joint_state(values: dict, stamp_s: float) -> JointState:
+    """JointState of QuadrupedSim.joint_states() values (PUBLISHED_ORDER names)."""
+    return ros_msgs.make_joint_state(PUBLISHED_ORDER, values['pos_rad'], values['vel_rad_s'],
+                                     values['effort_nm'], stamp_s)
 
 
 def main(args=None) -> None:

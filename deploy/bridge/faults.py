@@ -26,7 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-STREAMS = ('odom', 'imu')
+STREAMS = ('odom', 'imu', 'joint_states')
+"""Every sensor stream a bridge may fault (quadrotor: odom, imu; quadruped: joint_states,
+imu); a bridge accepts the fault names of its own streams only."""
 FAULT_NAMES = ('drop', 'delay', 'latency_spike', 'command_loss') + tuple(
     f'{kind}_{stream}' for kind in ('frozen', 'nan') for stream in STREAMS)
 _RELEASE_EPS_S = 1e-9   # a release at t + delay is due at now = t + delay despite rounding
@@ -112,7 +114,7 @@ def parse_schedule(text: str) -> tuple[ScheduledFault, ...]:
 class FaultInjector:
     """Applies the active faults to sensor messages and commands, seeded, time injected."""
 
-    def __init__(self, cfg: FaultCfg | None = None, streams=STREAMS, seed: int = 0):
+    def __init__(self, cfg: FaultCfg | None = None, streams=('odom', 'imu'), seed: int = 0):
         """Fault magnitudes, the sensor stream names and the RNG seed."""
         self.cfg = cfg or FaultCfg()
         self.streams = tuple(streams)

@@ -103,7 +103,13 @@ class JointParams:
     velocity_command_topic: str = 'cmd_vel'
     """Velocity command topic (geometry_msgs/Twist)."""
     command_topic: str = 'joint_commands'
-    """Command topic."""
+    """Position targets (std_msgs/Float64MultiArray, contract joint order): a ros2_control
+    forward position controller's commands topic."""
+    kp_command_topic: str = ''
+    """Optional per-joint kp topic (Float64MultiArray, contract order) for hardware with a kp
+    command interface; '' (default): the hardware keeps its own fixed gains."""
+    kd_command_topic: str = ''
+    """Optional per-joint kd topic, as kp_command_topic."""
     joint_names: list[str] = field(default_factory=list)
     """Joint names the per-joint lists below refer to (any order; matched by name)."""
     kp: list[float] = field(default_factory=list)
@@ -129,7 +135,18 @@ class JointParams:
     command_timeout_s: float = 0.0
     """Velocity command older than this latches the fallback [s]; 0: not required."""
     soft_start_s: float = 1.0
-    """Targets blend from the measured pose to the policy's over this time [s]."""
+    """Length of the soft start after enable [s] (see soft_start_mode)."""
+    soft_start_mode: str = 'blend'
+    """'blend': targets blend from the measured pose to the policy's; 'stand_up': targets
+    move from the measured pose to the default pose with kd stand_up_kd, the policy's output
+    is not used (its action history stays zero), then the policy takes over."""
+    stand_up_kd: float = 0.0
+    """Velocity gain during a 'stand_up' soft start [N m s/rad]; 0: the kd list."""
+    velocity_command_limit: list[float] = field(default_factory=lambda: [1.0, 0.5, 1.0])
+    """|vx| [m/s], |vy| [m/s], |yaw rate| [rad/s] the velocity command is clipped to."""
+    leg_odometry_max_speed_m_s: float = 0.0
+    """Leg-odometry base speed (xy, filtered) beyond which the fallback latches [m/s];
+    0: no latch (the estimate is still computed when the contract names the feet)."""
     fallback: str = 'damping'
     """'damping' (kp 0, kd damping_kd, target = measured q) or 'hold' (hold q at the latch)."""
     damping_kd: float = 1.0
@@ -184,7 +201,8 @@ class SimBridgeParams:
     """Hold time of the 'latency_spike' fault [s]."""
 
 
-_VECTOR3 = {'hover_target_m', 'geofence_min_m', 'geofence_max_m', 'start_pos_m'}
+_VECTOR3 = {'hover_target_m', 'geofence_min_m', 'geofence_max_m', 'start_pos_m',
+            'velocity_command_limit'}
 
 
 def params_class(node_name: str, robot: str) -> type:

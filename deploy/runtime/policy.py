@@ -1,7 +1,7 @@
 """PolicyRunner: the ONNX policy on onnxruntime (one intra-op, one inter-op thread).
 
-The contract is read from the model's metadata through onnxruntime, so the runtime needs
-neither torch nor sim2real.export.
+The contract is read from the model's metadata with ``sim2real.onnx_io``, so the runtime
+needs neither torch nor sim2real.export.
 """
 
 from __future__ import annotations
@@ -10,33 +10,12 @@ import time
 from pathlib import Path
 
 import numpy as np
-import onnx
-import onnxruntime as ort
 
 from sim2real.contract import CONTRACT_KEY, Contract, ContractError
+from sim2real.onnx_io import cpu_session, read_contract
 
-
-def read_policy_contract(path: str | Path) -> Contract:
-    """The contract in an ONNX policy's metadata (the graph itself is not loaded)."""
-    try:
-        model = onnx.load(str(path), load_external_data=False)
-    except Exception as exc:  # onnx raises several types for bad files
-        raise ContractError(f'{path}: not a readable ONNX file: {exc}') from exc
-    meta = {p.key: p.value for p in model.metadata_props}
-    if CONTRACT_KEY not in meta:
-        raise ContractError(f'{path}: no "{CONTRACT_KEY}" metadata; not a sim2real policy')
-    return Contract.from_json(meta[CONTRACT_KEY])
-
-
-def _session(path: Path) -> ort.InferenceSession:
-    """A CPU session with one intra-op and one inter-op thread; ContractError if unreadable."""
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.inter_op_num_threads = 1
-    try:
-        return ort.InferenceSession(str(path), options, providers=['CPUExecutionProvider'])
-    except Exception as exc:  # onnxruntime raises several types for bad files
-        raise ContractError(f'{path}: not a loadable ONNX policy: {exc}') from exc
+read_policy_contract = read_contract
+"""The contract of an ONNX policy file (``sim2real.onnx_io.read_contract``)."""
 
 
 def _width(shape, what: str, path: Path) -> int:
@@ -52,7 +31,7 @@ class PolicyRunner:
     def __init__(self, path: str | Path):
         """Load the session and the contract in its metadata."""
         self.path = Path(path)
-        self.session = _session(self.path)
+        self.session = cpu_session(self.path)
         meta = self.session.get_modelmeta().custom_metadata_map
         if CONTRACT_KEY not in meta:
             raise ContractError(

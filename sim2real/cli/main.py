@@ -51,12 +51,17 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from sim2real.evaluate import evaluate
     result = evaluate(args.policy, args.episodes, seed=args.seed, play=args.play,
                       video=args.video)
-    if args.json:
-        sys.stdout.write(json.dumps(result, sort_keys=True) + '\n')
-    else:
-        for key, value in result.items():
-            sys.stdout.write(f'{key:24s} {value}\n')
+    _print_result(result, args.json)
     return 0
+
+
+def _print_result(result: dict, as_json: bool) -> None:
+    """One JSON line, or one aligned `key value` line per entry."""
+    if as_json:
+        sys.stdout.write(json.dumps(result, sort_keys=True) + '\n')
+        return
+    for key, value in result.items():
+        sys.stdout.write(f'{key:24s} {value}\n')
 
 
 def _cmd_hil(args: argparse.Namespace) -> int:
@@ -64,11 +69,7 @@ def _cmd_hil(args: argparse.Namespace) -> int:
     from sim2real.hil.runner import run_hil
     result = run_hil(args.robot, args.policy, duration_s=args.duration, faults=args.faults,
                      params_file=args.params, log_dir=args.log_dir)
-    if args.json:
-        sys.stdout.write(json.dumps(result, sort_keys=True) + '\n')
-    else:
-        for key, value in result.items():
-            sys.stdout.write(f'{key:24s} {value}\n')
+    _print_result(result, args.json)
     return 0
 
 

@@ -7,11 +7,15 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import torch
 
-from sim2real.contract import CONTRACT_KEY, Contract, ContractError
+from sim2real.contract import CONTRACT_KEY, Contract
+from sim2real.onnx_io import cpu_session as onnx_session
+from sim2real.onnx_io import read_contract
 from sim2real.rl.networks import ExportablePolicy
+
+__all__ = ['export_onnx', 'ExportError', 'INPUT_NAME', 'onnx_session', 'OUTPUT_NAME',
+           'read_contract', 'verify_onnx']
 
 log = logging.getLogger(__name__)
 
@@ -42,26 +46,6 @@ def export_onnx(policy: ExportablePolicy, contract: Contract, path: str | Path) 
     onnx.save(model, str(tmp))
     tmp.replace(path)
     return path
-
-
-def read_contract(path: str | Path) -> Contract:
-    """The contract stored in an ONNX policy file."""
-    try:
-        model = onnx.load(str(path), load_external_data=False)
-    except Exception as exc:  # onnx raises several types for bad files
-        raise ContractError(f'{path}: not a readable ONNX file: {exc}') from exc
-    meta = {p.key: p.value for p in model.metadata_props}
-    if CONTRACT_KEY not in meta:
-        raise ContractError(f'{path}: no "{CONTRACT_KEY}" metadata; not a sim2real policy')
-    return Contract.from_json(meta[CONTRACT_KEY])
-
-
-def onnx_session(path: str | Path) -> ort.InferenceSession:
-    """An onnxruntime CPU session with one intra-op and one inter-op thread."""
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.inter_op_num_threads = 1
-    return ort.InferenceSession(str(path), options, providers=['CPUExecutionProvider'])
 
 
 def verify_onnx(policy: ExportablePolicy, path: str | Path, num_samples: int = 1000,

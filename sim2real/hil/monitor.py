@@ -25,6 +25,10 @@ from std_srvs.srv import SetBool, Trigger
 from sim2real.deploy import ros_msgs
 
 
+CMD_VEL_RATE_HZ = 20.0
+"""Rate of the operator's velocity commands [Hz] (a joystick teleop node's typical rate)."""
+
+
 class HilError(RuntimeError):
     """The HIL run could not proceed (a node died, a service did not answer)."""
 
@@ -32,13 +36,20 @@ class HilError(RuntimeError):
 class HilMonitor(Node):
     """Subscriptions that record with steady-clock receive times; service clients."""
 
-    def __init__(self, command_interface: str, command_topic: str, max_collective_n: float):
-        """command_interface: 'cmd_vel_legacy' or 'rotor_speeds'; topic names are global."""
+    def __init__(self, command_interface: str, command_topic: str, max_collective_n: float,
+                 kp_topic: str = '', cmd_vel_topic: str = ''):
+        """command_interface: 'cmd_vel_legacy', 'rotor_speeds' or 'joint_position'; topic
+        names are global. kp_topic: record the node's kp arrays; cmd_vel_topic: publish the
+        operator's velocity command there (start_cmd_vel) at CMD_VEL_RATE_HZ."""
         super().__init__('hil_monitor')
         self._lock = threading.Lock()
         self.states: list[tuple[float, str]] = []
         self.commands: list[tuple[float, np.ndarray]] = []
+        self.gains: list[tuple[float, np.ndarray]] = []
+        """(receive time, kp array) from kp_topic."""
         self.ground_truth: list[tuple[float, np.ndarray, np.ndarray]] = []
+        self.ground_truth_vel: list[tuple[float, np.ndarray]] = []
+        """(receive time, base velocity [m/s; body frame]) of each ground-truth message."""
         self.events: list[dict] = []
         self.diagnostics: dict[str, str] = {}
         self._max_collective_n = max_collective_n
@@ -50,6 +61,15 @@ class HilMonitor(Node):
         self.create_subscription(Odometry, '/sim_bridge/ground_truth', self._on_truth, 100)
         self.create_subscription(String, '/sim_bridge/events', self._on_event, 100)
         self.create_subscription(DiagnosticArray, '/diagnostics', self._on_diag, 10)
+        if kp_topic:
+            self.create_subscription(Float64MultiArray, kp_topic, self._on_gains, 100)
+        self._cmd_vel: np.ndarray | None = None
+        self.cmd_vel_sent_s = -np.inf
+        """Steady time of the last velocity command published [s]."""
+        if cmd_vel_topic:
+            self._cmd_vel_pub = self.create_publisher(Twist, cmd_vel_topic, 10)
+            self._cmd_vel_timer = self.create_timer(1.0 / CMD_VEL_RATE_HZ,
+                                                    self._publish_cmd_vel)
         self._enable = self.create_client(SetBool, '/policy_node/enable')
         self._reset = self.create_client(Trigger, '/sim_bridge/reset')
         self._params = self.create_client(SetParameters, '/sim_bridge/set_parameters')
@@ -68,6 +88,31 @@ class HilMonitor(Node):
         with self._lock:
             self.commands.append((time.monotonic(), np.asarray(msg.data, dtype=float)))
 
+    def _on_gains(self, msg: Float64MultiArray) -> None:
+        with self._lock:
+            self.gains.append((time.monotonic(), np.asarray(msg.data, dtype=float)))
+
+    def _publish_cmd_vel(self) -> None:
+        """Timer: the operator's velocity command, while one is set."""
+        with self._lock:
+            command = self._cmd_vel
+        if command is not None:
+            self._cmd_vel_pub.publish(ros_msgs.make_twist(*command))
+            self.cmd_vel_sent_s = time.monotonic()
+
+    def start_cmd_vel(self, vx_m_s: float, vy_m_s: float = 0.0,
+                      yaw_rate_rad_s: float = 0.0) -> None:
+        """Publish this velocity command at CMD_VEL_RATE_HZ from now on (one at once)."""
+        with self._lock:
+            self._cmd_vel = np.array([vx_m_s, vy_m_s, yaw_rate_rad_s])
+        self._publish_cmd_vel()
+
+    def stop_cmd_vel(self) -> float:
+        """Stop publishing velocity commands; the steady time of the last one sent [s]."""
+        with self._lock:
+            self._cmd_vel = None
+        return self.cmd_vel_sent_s
+
     def _on_state(self, msg: String) -> None:
         with self._lock:
             self.states.append((time.monotonic(), msg.data))
@@ -75,7 +120,9 @@ class HilMonitor(Node):
     def _on_truth(self, msg: Odometry) -> None:
         values, _stamp = ros_msgs.odometry_to_values(msg)
         with self._lock:
-            self.ground_truth.append((time.monotonic(), values['pos_w'], values['quat_wxyz']))
+            now_s = time.monotonic()
+            self.ground_truth.append((now_s, values['pos_w'], values['quat_wxyz']))
+            self.ground_truth_vel.append((now_s, values['lin_vel_b']))
 
     def _on_event(self, msg: String) -> None:
         event = json.loads(msg.data)
@@ -142,5 +189,9 @@ class HilMonitor(Node):
 
     def close(self) -> None:
         """Stop spinning and destroy the node."""
+        timer = getattr(self, '_cmd_vel_timer', None)
+        if timer is not None:
+            timer.cancel()
         self._executor.shutdown(timeout_sec=1.0)
+        self._thread.join(timeout=1.0)
         self.destroy_node()

@@ -14,11 +14,12 @@ from sim2real.assets import asset_dirs
 from sim2real.hil.monitor import HilError, HilMonitor
 from sim2real.hil.processes import (
     node_command, NodeProcess, private_domain_id, ros_environment)
+from sim2real.hil import quadruped
 from sim2real.hil.scenarios import fault_run, nominal, quadrotor_faults, Scenario
 
 log = logging.getLogger(__name__)
 
-ROBOT_FAULTS = {'quadrotor': quadrotor_faults}
+ROBOT_FAULTS = {'quadrotor': quadrotor_faults, 'quadruped': quadruped.quadruped_faults}
 
 
 def params_path(robot: str) -> Path:
@@ -54,8 +55,12 @@ def select_faults(robot: str, spec: str, node: dict, bridge: dict) -> list:
 
 
 def run_hil(robot: str, policy: str | Path, duration_s: float = 10.0, faults: str = 'all',
-            params_file: str | Path | None = None, log_dir: str | Path | None = None) -> dict:
-    """Run the HIL scenarios for robot with an exported policy; the result as a dict."""
+            params_file: str | Path | None = None, log_dir: str | Path | None = None,
+            scenario: dict | None = None) -> dict:
+    """Run the HIL scenarios for robot with an exported policy; the result as a dict.
+
+    scenario: overrides of the quadruped's Scenario timing (e.g. fault_settle_s).
+    """
     if robot not in ROBOT_FAULTS:
         raise ValueError(f'unknown robot {robot!r}; HIL knows {sorted(ROBOT_FAULTS)}')
     policy = Path(policy).resolve()
@@ -77,7 +82,11 @@ def run_hil(robot: str, policy: str | Path, duration_s: float = 10.0, faults: st
                     env, log_dir / 'policy_node.log'),
     ]
     try:
-        result = _run_scenarios(procs, policy, node_cfg, bridge_cfg, cases, duration_s)
+        if robot == 'quadruped':
+            result = _run_quadruped(procs, node_cfg, bridge_cfg, cases, duration_s,
+                                    scenario or {})
+        else:
+            result = _run_scenarios(procs, policy, node_cfg, bridge_cfg, cases, duration_s)
     finally:
         for proc in procs:
             proc.stop()
@@ -122,6 +131,50 @@ def _run_scenarios(procs, policy: Path, node_cfg: dict, bridge_cfg: dict, cases,
             'wall_time_s': round(time.monotonic() - t0, 1),
         }
     finally:
+        mon.close()
+        rclpy.try_shutdown()
+
+
+def _run_quadruped(procs, node_cfg: dict, bridge_cfg: dict, cases, duration_s: float,
+                   overrides: dict) -> dict:
+    """Connect the monitor (publishing cmd_vel), wait for both nodes, walk, each fault."""
+    import rclpy
+
+    sc = quadruped.quadruped_scenario(node_cfg, bridge_cfg, **overrides)
+    rclpy.init()
+    kp_topic = node_cfg.get('kp_command_topic', '')
+    mon = HilMonitor('joint_position', '/' + node_cfg['command_topic'], 0.0,
+                     kp_topic=kp_topic and '/' + kp_topic,
+                     cmd_vel_topic='/' + node_cfg['velocity_command_topic'])
+    try:
+        mon.start_cmd_vel(*quadruped.COMMAND_M_S)
+        _wait_ready(mon, procs)
+        t0 = time.monotonic()
+        walk = quadruped.nominal(mon, sc, duration_s)
+        fault_results = {case.name: quadruped.fault_run(mon, sc, case) for case in cases}
+        diag = walk.pop('diagnostics')
+        return {
+            'target_rate_hz': node_cfg['rate_hz'],
+            'achieved_rate_hz': diag.get('achieved_rate_hz', 0.0),
+            'period_error_p99_ms': diag.get('period_error_p99_ms', float('nan')),
+            'period_error_p50_ms': diag.get('period_error_p50_ms', float('nan')),
+            'inference_p99_us': diag.get('inference_p99_us', float('nan')),
+            'inference_p50_us': diag.get('inference_p50_us', float('nan')),
+            'leg_odometry_vx_m_s': diag.get('leg_odometry_vx_m_s', float('nan')),
+            'fell': walk['fell'],
+            'lin_vel_error_mps': walk['lin_vel_error_mps'],
+            'commanded_m_s': list(quadruped.COMMAND_M_S),
+            'distance_m': walk['distance_m'],
+            'nominal_states': walk['states_seen'],
+            'received_state_rate_hz': walk['received_state_rate_hz'],
+            'duration_s': duration_s,
+            'limit_violations': walk['limit_violations'] + sum(
+                f['limit_violations'] for f in fault_results.values()),
+            'faults': fault_results,
+            'wall_time_s': round(time.monotonic() - t0, 1),
+        }
+    finally:
+        mon.stop_cmd_vel()
         mon.close()
         rclpy.try_shutdown()
 

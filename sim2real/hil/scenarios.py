@@ -27,6 +27,10 @@ from sim2real.hil import metrics
 from sim2real.hil.monitor import HilMonitor
 
 
+TIMEOUT_KEYS = {'joint_states': 'joint_state_timeout_s'}
+"""The node's timeout parameter of a bridge stream whose name is not '<stream>_timeout_s'."""
+
+
 @dataclass(frozen=True)
 class FaultCase:
     """One injectable fault and the outcome it must have."""
@@ -162,7 +166,8 @@ def condition_time(mon: HilMonitor, sc: Scenario, case: FaultCase, onset: dict) 
         effects = [e for e in effects if e['fault'] == onset['fault']]
         return effects[0]['monotonic_s'] if effects else math.inf
     if case.condition == 'stale':
-        return min(onset['last_fresh_s'][s] + sc.node[f'{s}_timeout_s'] for s in case.streams)
+        return min(onset['last_fresh_s'][s] + sc.node[TIMEOUT_KEYS.get(s, f'{s}_timeout_s')]
+                   for s in case.streams)
     if case.condition == 'timeout':
         return onset['monotonic_s'] + sc.bridge['command_timeout_s']
     return onset['monotonic_s']

@@ -26,6 +26,7 @@ result = runtime.step(0.0)
 assert result.state == 'soft_start' and result.action.shape == (4,)
 loaded = sorted(m for m in sys.modules if m.split('.')[0] in BLOCKED)
 allowed = ('sim2real', 'sim2real.contract', 'sim2real.terms', 'sim2real.assets',
+           'sim2real.onnx_io',
            'sim2real.deploy', 'sim2real.deploy.runtime')
 ours = sorted(m for m in sys.modules if m.startswith('sim2real') and m not in allowed
               and not m.startswith('sim2real.deploy.runtime.'))
@@ -35,7 +36,7 @@ print('OK', loaded, ours)
 
 def test_runtime_needs_no_torch_mujoco_or_rclpy(quad_policy, quad_params_file, repo_root):
     """Blocking torch, mujoco, rclpy: a Runtime builds and steps armed; only the contract,
-    terms and assets modules of sim2real are loaded besides the runtime itself."""
+    terms, assets and onnx_io modules of sim2real are loaded besides the runtime itself."""
     proc = subprocess.run(
         [sys.executable, '-c', BLOCKED_RUN, str(quad_policy), str(quad_params_file)],
         capture_output=True, text=True, cwd=repo_root, timeout=60)

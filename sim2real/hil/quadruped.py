@@ -1,0 +1,222 @@
+"""The quadruped's HIL scenarios: stand up and walk at a commanded speed, then one run per fault.
+
+Each scenario starts the way an operator would: disarm, reset the bridge (robot standing on
+the driver's PD at the default pose), arm; the node's stand-up soft start moves the joints to
+the default pose, then the policy walks at the commanded velocity, which the monitor publishes
+on cmd_vel at 20 Hz throughout.
+
+Verdicts (sim2real.hil.scenarios describes the conditions):
+- 'tolerate' (drops, small delays): no fall and no limit violation (a latch is safe too);
+- 'latch' (NaN, frozen or late sensors; the operator's cmd_vel lost): the node's fallback
+  within 2 control ticks of the latch condition, damping commanded afterwards (kp 0 on the
+  kp topic when the node publishes gains), no limit violation. Falling is not judged: a
+  robot in damping sinks to the floor, which is the safe outcome;
+- 'watchdog' (lost position targets): the bridge's driver watchdog damps within 2 control
+  ticks of its command timeout.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from sim2real import terms
+from sim2real.hil import metrics
+from sim2real.hil.monitor import HilError, HilMonitor
+from sim2real.hil.scenarios import _is_number, condition_time, FaultCase, Scenario
+
+COMMAND_M_S = (0.5, 0.0, 0.0)
+"""The walking command of the nominal run and of every fault run [vx m/s, vy m/s, rad/s]."""
+FALL_HEIGHT_M = 0.15
+"""Base height below which the robot has fallen (the training env's base_too_low) [m]."""
+FALL_TILT_RAD = 1.0
+"""Tilt beyond which the robot has fallen (the training env's bad_orientation) [rad]."""
+
+
+def quadruped_faults(node: dict, bridge: dict) -> dict[str, FaultCase]:
+    """The quadruped's fault cases (cmd_vel_loss is the monitor's, all others the bridge's)."""
+    cases = [
+        FaultCase('drop', 'tolerate'),
+        FaultCase('delay', 'tolerate'),
+        FaultCase('frozen_joint_states', 'latch', 'stale', ('joint_states',)),
+        FaultCase('frozen_imu', 'latch', 'stale', ('imu',)),
+        FaultCase('nan_joint_states', 'latch', 'effect', ('joint_states',)),
+        FaultCase('nan_imu', 'latch', 'effect', ('imu',)),
+        FaultCase('latency_spike', 'latch', 'stale', ('joint_states', 'imu')),
+        FaultCase('command_loss', 'watchdog', 'timeout'),
+        FaultCase('cmd_vel_loss', 'latch', 'cmd_vel'),
+    ]
+    return {c.name: c for c in cases}
+
+
+def quadruped_scenario(node: dict, bridge: dict, **overrides) -> Scenario:
+    """Timing: measure 2 s after the stand-up; faults 2 s into walking (overridable)."""
+    values = {'settle_s': 2.0, 'fault_settle_s': node['soft_start_s'] + 2.0,
+              'observe_s': 1.2}
+    values.update(overrides)
+    return Scenario(node=node, bridge=bridge, **values)
+
+
+def launch(mon: HilMonitor, timeout_s: float = 2.0) -> float:
+    """Disarm, reset the bridge (robot standing), arm; the steady time of the enable [s]."""
+    mon.enable(False)
+    mon.reset_bridge()
+    mon.start_cmd_vel(*COMMAND_M_S)
+    deadline = time.monotonic() + timeout_s
+    while True:   # right after start-up DDS discovery may still hold back cmd_vel
+        t_enable = time.monotonic()
+        try:
+            mon.enable(True)
+            return t_enable
+        except HilError as exc:
+            if 'stale' not in str(exc) or t_enable > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def lin_vel_heading_xy(quat_wxyz, lin_vel_b) -> np.ndarray:
+    """Base velocity in the heading (yaw-only) frame, xy [m/s], (T, 2)."""
+    rotmat = terms.quat_to_rotmat(np.asarray(quat_wxyz, dtype=float))
+    v_w = np.einsum('tij,tj->ti', rotmat, np.asarray(lin_vel_b, dtype=float))
+    yaw = np.arctan2(rotmat[:, 1, 0], rotmat[:, 0, 0])
+    cos, sin = np.cos(yaw), np.sin(yaw)
+    return np.stack([cos * v_w[:, 0] + sin * v_w[:, 1], -sin * v_w[:, 0] + cos * v_w[:, 1]], 1)
+
+
+def _truth(mon: HilMonitor, t0_s: float, t1_s: float):
+    """Ground-truth positions, quaternions and body velocities in [t0, t1]."""
+    truth = mon.window('ground_truth', t0_s, t1_s)
+    vel = mon.window('ground_truth_vel', t0_s, t1_s)
+    if not truth or len(vel) != len(truth):
+        return np.zeros((0, 3)), np.zeros((0, 4)), np.zeros((0, 3))
+    return (np.array([g[1] for g in truth]), np.array([g[2] for g in truth]),
+            np.array([v[1] for v in vel]))
+
+
+def fell(pos_w: np.ndarray, quat_wxyz: np.ndarray) -> bool:
+    """Base below FALL_HEIGHT_M or tilted beyond FALL_TILT_RAD at any recorded time."""
+    if not len(pos_w):
+        return True
+    return bool(pos_w[:, 2].min() < FALL_HEIGHT_M
+                or metrics.tilt_rad(quat_wxyz).max() > FALL_TILT_RAD)
+
+
+def violations(mon: HilMonitor, sc: Scenario, t0_s: float, t1_s: float) -> int:
+    """Position targets outside the node's joint limits or non-finite; negative or
+    non-finite gains. (Torque feasibility needs q at the command's instant: it is checked
+    by the runtime's own tests, not judged here.)"""
+    count = 0
+    cmds = mon.window('commands', t0_s, t1_s)
+    if cmds:
+        target = np.array([c[1] for c in cmds])
+        low, high = np.asarray(sc.node['pos_min_rad']), np.asarray(sc.node['pos_max_rad'])
+        with np.errstate(invalid='ignore'):
+            bad = ~np.isfinite(target) | (target < low - 1e-9) | (target > high + 1e-9)
+        count += int(bad.any(axis=1).sum())
+    gains = mon.window('gains', t0_s, t1_s)
+    if gains:
+        kp = np.array([g[1] for g in gains])
+        with np.errstate(invalid='ignore'):
+            count += int((~np.isfinite(kp) | (kp < 0.0)).any(axis=1).sum())
+    return count
+
+
+def nominal(mon: HilMonitor, sc: Scenario, duration_s: float) -> dict:
+    """Stand up, walk at COMMAND_M_S for duration_s: fell, velocity error, timing, violations."""
+    t_enable = launch(mon)
+    time.sleep(sc.node['soft_start_s'] + sc.settle_s)
+    t0 = time.monotonic()
+    time.sleep(duration_s)
+    t1 = time.monotonic()
+    pos, quat, vel_b = _truth(mon, t0, t1)
+    error = math.nan
+    if len(quat):
+        v_h = lin_vel_heading_xy(quat, vel_b)
+        error = float(np.linalg.norm(v_h - np.asarray(COMMAND_M_S[:2]), axis=1).mean())
+    all_pos, all_quat, _ = _truth(mon, t_enable, t1)
+    states = mon.window('states', t0, t1)
+    time.sleep(sc.node['diagnostics_period_s'] + 0.2)   # a diagnostics message after t1
+    return {
+        'fell': fell(all_pos, all_quat),
+        'lin_vel_error_mps': error,
+        'distance_m': float(np.linalg.norm(pos[-1, :2] - pos[0, :2])) if len(pos) else 0.0,
+        'states_seen': sorted({s for _t, s in states}),
+        'received_state_rate_hz': (len(states) - 1) / (t1 - t0) if len(states) > 1 else 0.0,
+        'limit_violations': violations(mon, sc, t_enable, t1),
+        'diagnostics': {k: float(v) for k, v in mon.diagnostics.items() if _is_number(v)},
+    }
+
+
+def _inject(mon: HilMonitor, case: FaultCase) -> dict:
+    """Switch the fault on; the onset as the bridge reports it (cmd_vel_loss: the monitor)."""
+    if case.name == 'cmd_vel_loss':
+        onset_s = time.monotonic()
+        last_sent_s = mon.stop_cmd_vel()
+        return {'fault': case.name, 'monotonic_s': onset_s, 'received_s': onset_s,
+                'last_fresh_s': {'cmd_vel': last_sent_s}}
+    t_set = time.monotonic()
+    mon.set_faults(case.name)
+    mon.wait_for(lambda: mon.events_since(t_set, 'fault_on'), 2.0, f'{case.name} to start')
+    return mon.events_since(t_set, 'fault_on')[0]
+
+
+def _clear(mon: HilMonitor, case: FaultCase) -> None:
+    """Switch the fault off again."""
+    if case.name == 'cmd_vel_loss':
+        mon.start_cmd_vel(*COMMAND_M_S)
+    else:
+        mon.set_faults('')
+
+
+def _damped_after(mon: HilMonitor, t_fallback_s: float | None, t_end_s: float) -> bool:
+    """Every kp array the node sent after its fallback began is zero (True without gains)."""
+    if t_fallback_s is None:
+        return False
+    gains = mon.window('gains', t_fallback_s + 0.005, t_end_s)
+    return all(np.all(g[1] == 0.0) for g in gains)
+
+
+def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase) -> dict:
+    """Launch, walk (or stand up), inject one fault for observe_s, judge on [onset, end]."""
+    t_enable = launch(mon)
+    time.sleep(sc.fault_settle_s)
+    onset_event = _inject(mon, case)
+    onset = onset_event['monotonic_s']
+    time.sleep(sc.observe_s)
+    t_end = time.monotonic()
+    _clear(mon, case)
+    count = violations(mon, sc, t_enable, t_end)
+    pos, quat, _ = _truth(mon, onset, t_end)
+    states = mon.window('states', onset - 0.1, t_end)
+    state_times, state_names = [s[0] for s in states], [s[1] for s in states]
+    fallback_times = [t for t, s in states if s.startswith('fallback')]
+    t_fallback = fallback_times[0] if fallback_times else None
+    fell_now = fell(pos, quat)
+    if case.condition == 'cmd_vel':
+        t_cond = onset_event['last_fresh_s']['cmd_vel'] + sc.node['command_timeout_s']
+    else:
+        t_cond = condition_time(mon, sc, case, onset_event)
+    if case.expect == 'tolerate':
+        ticks = 0
+        safe = not fell_now or t_fallback is not None
+    elif case.expect == 'latch':
+        ticks = metrics.ticks_to_safe(state_times, state_names, t_cond)
+        safe = ticks is not None and ticks <= 2 and _damped_after(mon, t_fallback, t_end)
+    else:
+        trips = mon.events_since(onset_event['received_s'] - 1.0, 'watchdog')
+        ticks = metrics.ticks_between(t_cond, trips[0]['monotonic_s'] if trips else None,
+                                      sc.period_s)
+        safe = ticks is not None and ticks <= 2
+    return {
+        'recovered_safe': bool(safe and count == 0),
+        'ticks_to_safe': -1 if ticks is None else int(ticks),
+        'limit_violations': int(count),
+        'expect': case.expect,
+        'fallback': t_fallback is not None,
+        'final_state': state_names[-1] if state_names else '',
+        'fell': fell_now,
+        'condition_after_onset_s': round(t_cond - onset, 4),
+        'fallback_after_onset_s': None if t_fallback is None else round(t_fallback - onset, 4),
+    }
