@@ -123,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_eval)
 
     p = sub.add_parser('hil', help='fly a policy through the ROS 2 node against the simulator')
-    p.add_argument('robot', help='robot class with a config/<robot>.yaml (quadrotor)')
+    p.add_argument('robot', help='robot class with a config/<robot>.yaml (quadrotor, quadruped)')
     p.add_argument('--policy', required=True, help='exported policy.onnx')
     p.add_argument('--duration', type=float, default=10.0,
                    help='nominal flight measured for this long [s]')
