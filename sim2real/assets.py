@@ -28,3 +28,10 @@ def urdf_path(name: str) -> Path:
             return path
     searched = ', '.join(str(c) for c in candidates)
     raise FileNotFoundError(f'no URDF named {name!r}; searched {searched}')
+
+
+def resolve_urdf(urdf_file: str) -> Path:
+    """A path (contains '/' or ends in .urdf) as is, else urdf/<name>.urdf (see urdf_path)."""
+    if '/' in urdf_file or urdf_file.endswith('.urdf'):
+        return Path(urdf_file)
+    return urdf_path(urdf_file)

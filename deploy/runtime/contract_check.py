@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from sim2real.assets import urdf_path
 from sim2real.contract import Contract, ContractError, file_sha256
 from sim2real.deploy.runtime.params import JointParams, ParamError, QuadrotorParams
 
@@ -23,13 +22,6 @@ COMMAND_INTERFACES = {
                        'joint_position_rate_capped'),
 }
 MASS_RTOL = 1e-6
-
-
-def resolve_urdf(urdf_file: str) -> Path:
-    """A path (contains '/' or ends in .urdf) as is, else urdf/<name>.urdf."""
-    if '/' in urdf_file or urdf_file.endswith('.urdf'):
-        return Path(urdf_file)
-    return urdf_path(urdf_file)
 
 
 def total_mass_kg(model: pin.Model) -> float:

@@ -24,7 +24,7 @@ import numpy as np
 
 from sim2real.contract import Contract, ContractError
 from sim2real.deploy.runtime import filters
-from sim2real.deploy.runtime.contract_check import resolve_urdf
+from sim2real.assets import resolve_urdf
 from sim2real.deploy.runtime.integrators import Integrator
 from sim2real.deploy.runtime.legged_kinematics import LeggedKinematics
 from sim2real.deploy.runtime.params import JointParams, ParamError

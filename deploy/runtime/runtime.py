@@ -14,8 +14,9 @@ import numpy as np
 import pinocchio as pin
 
 from sim2real import terms
+from sim2real.assets import resolve_urdf
 from sim2real.contract import Contract
-from sim2real.deploy.runtime.contract_check import check_params, check_urdf, resolve_urdf
+from sim2real.deploy.runtime.contract_check import check_params, check_urdf
 from sim2real.deploy.runtime.filters import all_finite
 from sim2real.deploy.runtime.integrators import make_integrator
 from sim2real.deploy.runtime.joints import JointProfile

@@ -88,7 +88,7 @@ def test_joint_states_are_published_by_name_in_another_order(sim):
 def test_the_quadruped_bridge_accepts_only_faults_of_its_own_streams():
     """frozen_joint_states / nan_imu are valid; frozen_odom names the valid list."""
     from sim2real.deploy.bridge.faults import FaultError
-    from sim2real.deploy.sim_bridge import fault_names, parse_robot_faults
+    from sim2real.deploy.bridge.params import fault_names, parse_robot_faults
     assert parse_robot_faults('quadruped', 'frozen_joint_states, nan_imu') == (
         'frozen_joint_states', 'nan_imu')
     assert 'nan_joint_states' not in fault_names('quadrotor')
