@@ -90,3 +90,12 @@ class MujocoBatchBackend:
     def check_finite(self) -> torch.Tensor:
         """Boolean (N,) mask of simulations whose state is finite."""
         return torch.isfinite(self.qpos).all(dim=1) & torch.isfinite(self.qvel).all(dim=1)
+
+    def recover_nonfinite(self) -> torch.Tensor:
+        """Put diverged simulations back at qpos0, at rest; returns the (N,) finite mask."""
+        finite = self.check_finite()
+        if not bool(finite.all()):
+            bad = (~finite).nonzero().flatten()
+            self.qpos[bad] = torch.from_numpy(self.model.qpos0)
+            self.qvel[bad] = 0.0
+        return finite

@@ -57,11 +57,7 @@ class QuadrotorScene:
     def refresh(self) -> None:
         """Recompute the derived base state (float32) after stepping or resetting."""
         backend = self.backend
-        self.finite = backend.check_finite()
-        if not bool(self.finite.all()):
-            bad = (~self.finite).nonzero().flatten()
-            backend.qpos[bad] = torch.from_numpy(self.model.qpos0)
-            backend.qvel[bad] = 0.0
+        self.finite = backend.recover_nonfinite()
         self.pos_w = backend.root_pos_w.float()
         self.quat_w = backend.root_quat_w.float()
         self.rotmat_wb = terms.quat_to_rotmat(self.quat_w)
