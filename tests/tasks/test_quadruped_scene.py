@@ -135,7 +135,7 @@ def test_contract_of_a_quadruped_env(make_env):
     assert action.params['kp_nm_per_rad'] == [20.0] * 12
     assert action.params['kd_nm_s_per_rad'] == [0.5] * 12
     assert action.params['effort_limit_nm'] == [23.7, 23.7, 45.43] * 4
-    assert action.params['delay_ticks_trained'] == [0, 2]
+    assert action.params['delay_ticks_trained'] == [0, 1]
     assert (contract.policy_rate_hz, contract.physics_rate_hz) == (50.0, 200.0)
     assert contract.robot == 'go2class'
     assert contract.robot_params['mass_kg'] == pytest.approx(15.017)
