@@ -57,7 +57,7 @@ lint: $(STAMP)
 	$(PY) -m flake8
 
 bench: $(STAMP)
-	$(PY) -m bench.run
+	$(PY) -m bench.run $(BENCH_ARGS)
 
 clean:
 	rm -rf build dist .eggs *.egg-info .pytest_cache .hypothesis

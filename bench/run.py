@@ -13,6 +13,8 @@ import torch
 from bench.common import report, write_results
 from bench.deploy_loop import deploy_loop
 from bench.env_throughput import env_vs_raw
+from bench.quadruped_env import quadruped_env
+from bench.quadruped_train import time_to_level
 from bench.sb3_hover import sb3_time_to_success
 from bench.train_hover import time_to_success
 
@@ -34,12 +36,22 @@ def main() -> None:
                         help='deploy-loop windows per node, alternated; medians reported')
     parser.add_argument('--deploy-realtime', action='store_true',
                         help='deploy-loop processes under SCHED_FIFO where allowed')
+    parser.add_argument('--quadruped-run', default=None,
+                        help='run directory of a quadruped-flat training to read the wall '
+                        'clock to the acceptance level from (bench/quadruped_train.py)')
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     torch.set_num_threads(1)
     results, ratios = {}, {}
     results['env_vs_raw_quadrotor'] = env_vs_raw('quadrotor-hover')
     ratios['env_vs_raw_quadrotor'] = results['env_vs_raw_quadrotor']['ratio']
+    results['quadruped_env'] = quad = quadruped_env()
+    # >= 0.85: the env layer costs at most 15 % over bare PD stepping of the same batch;
+    # >= 5: the batched env against Gymnasium's AsyncVectorEnv on the same model
+    ratios['quadruped_env_vs_raw'] = quad['ratio_env_vs_raw']
+    ratios['quadruped_env_vs_gymnasium'] = quad['ratio_env_vs_gymnasium']
+    if args.quadruped_run:
+        results['quadruped_train'] = time_to_level(args.quadruped_run)
     if not args.skip_deploy_loop:
         results['deploy_loop'] = loop = deploy_loop(
             args.policy, repeats=args.deploy_repeats, realtime=args.deploy_realtime)

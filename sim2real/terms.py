@@ -48,6 +48,11 @@ def position_error_w(target_pos_w, pos_w):
     return target_pos_w - pos_w
 
 
+def joint_pos_rel(joint_pos_rad, default_joint_pos_rad):
+    """Joint positions relative to the standing pose [rad], (..., J)."""
+    return joint_pos_rad - default_joint_pos_rad
+
+
 def scale_clip(values, scale: float, clip: float | None):
     """Multiply by scale, then clip to [-clip, clip] when clip is given."""
     xp = array_namespace(values)

@@ -32,7 +32,8 @@ TERMS = {
     'reference_velocity_w': (lambda s: s['reference_velocity_w'], lambda c: 3),
     'projected_gravity': (lambda s: terms.projected_gravity(s['rotmat_wb']), lambda c: 3),
     'action_history': (lambda s: s['action_history'].reshape(-1), None),
-    'joint_pos_rel': (lambda s: s['joint_pos_rad'] - s['default_joint_pos_rad'], _joints),
+    'joint_pos_rel': (
+        lambda s: terms.joint_pos_rel(s['joint_pos_rad'], s['default_joint_pos_rad']), _joints),
     'joint_vel': (lambda s: s['joint_vel_rad_s'], _joints),
     'velocity_command': (lambda s: s['velocity_command'], lambda c: 3),
 }

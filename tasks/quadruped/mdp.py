@@ -3,8 +3,8 @@
 Pure functions of the env; the managers own weights, dt, scaling, noise and shapes. Policy
 observations hold only what the robot measures, as the robot measures it: IMU readings in
 the (randomly tilted) IMU frame and joint positions with the encoder offset. The deploy
-runtime computes the same terms by name (``deploy/runtime/observations.py``); joint_pos_rel
-there is q_measured - q0, the same formula, and belongs in ``sim2real.terms`` for both.
+runtime computes the same terms by name (``deploy/runtime/observations.py``) with the same
+functions of ``sim2real.terms`` where the math is more than a read-out.
 Rewards follow legged_gym (Rudin et al. 2022, arXiv:2109.11978) and Isaac Lab's velocity task.
 """
 
@@ -46,7 +46,7 @@ def joint_pos_rel(env, encoder_bias: bool = True) -> torch.Tensor:
     """
     scene = env.scene
     q = scene.joint_pos_rad + scene.encoder_bias_rad if encoder_bias else scene.joint_pos_rad
-    return q - scene.default_joint_pos_rad
+    return terms.joint_pos_rel(q, scene.default_joint_pos_rad)
 
 
 def joint_vel(env) -> torch.Tensor:
