@@ -148,7 +148,7 @@ def quadruped_rough_cfg(play: bool = False, action: str | None = None,
             'kp_nm_per_rad': 20.0, 'kd_nm_s_per_rad': 0.5, 'max_strength': STRENGTH_RANGE[1]}),
         # 0-1 control tick (0-20 ms) of action delay on top of 0-1 tick of observation delay:
         # up to 40 ms end to end, above the 1-tick latency legged robots are usually modelled
-        # with; 0-2 ticks of action delay (60 ms in all) held the first runs back
+        # with; the first, slower runs had 0-2 ticks of action delay (60 ms in all)
         action=TermClassCfg(_resolve_action(action), {
             'scale': 0.25, 'clip': 4.0, 'delay_ticks': (0, 1)}),
         # vx U(-1, 1) m/s, vy U(-0.5, 0.5) m/s, yaw rate U(-1, 1) rad/s, every 10 s [LG];
