@@ -30,12 +30,13 @@ import numpy as np
 import torch
 
 from bench.common import OUT_DIR, report, timed, write_results
+from bench.raw_quadruped import KD as KD_NM_S_PER_RAD, KP as KP_NM_PER_RAD
 from sim2real.sim.legged import legged_model
 from sim2real.training import build_env
 
 URDF = Path(__file__).resolve().parents[1] / 'urdf' / 'quadruped.urdf'
 TASK = 'quadruped-flat'
-KP_NM_PER_RAD, KD_NM_S_PER_RAD, ACTION_SCALE_RAD = 20.0, 0.5, 0.25
+ACTION_SCALE_RAD = 0.25
 PHYSICS_DT_S, DECIMATION = 0.005, 4
 
 
