@@ -7,11 +7,13 @@ injected); this node only moves messages in and out and reports timing:
   (quadrotor: odom + imu + setpoint; joint robots: ``sensor_msgs/JointState`` matched to the
   contract's joints BY NAME, ``sensor_msgs/Imu`` with orientation, ``geometry_msgs/Twist``
   velocity command);
-- every 1/rate_hz, on a timer of a single-threaded executor, calls ``Runtime.step`` with the
-  steady clock and publishes the command (quadrotor: ``geometry_msgs/Twist`` in crazyswarm2's
-  ``cmd_vel_legacy`` layout, or ``std_msgs/Float64MultiArray`` of rotor speeds; joint
-  robots: ``std_msgs/Float64MultiArray`` of position targets in the contract's joint order,
-  a ros2_control forward position controller's input, plus kp and kd arrays on the optional
+- every 1/rate_hz, on a timer of a single-threaded executor, takes every sensor message DDS
+  already holds (samples are aged from their DDS arrival time, not from when a callback ran),
+  then calls ``Runtime.step`` with the steady clock and publishes the command (quadrotor:
+  ``geometry_msgs/Twist`` in crazyswarm2's ``cmd_vel_legacy`` layout, or
+  ``std_msgs/Float64MultiArray`` of rotor speeds; joint robots:
+  ``std_msgs/Float64MultiArray`` of position targets in the contract's joint order, a
+  ros2_control forward position controller's input, plus kp and kd arrays on the optional
   kp/kd command topics; nothing while disarmed, so the driver keeps the joints as it holds
   them) and ``~/state`` (``std_msgs/String``: ``state`` or ``state:reason``);
 - services ``~/enable`` (``std_srvs/SetBool``: true arms or re-enables after a latched fallback,
@@ -109,13 +111,12 @@ class PolicyNode(Node):
     def _create_io(self, params) -> None:
         """Subscriptions, publishers and services."""
         self._gain_pubs = []
+        self._sensor_subs = []
         if self._interface == 'joint_position':
             self._create_joint_io(params)
         else:
-            self.create_subscription(Odometry, params.odom_topic, self._on_odom,
-                                     qos_profile_sensor_data)
-            self.create_subscription(Imu, params.imu_topic, self._on_imu,
-                                     qos_profile_sensor_data)
+            self._subscribe_sensor(Odometry, params.odom_topic, self._on_odom)
+            self._subscribe_sensor(Imu, params.imu_topic, self._on_imu)
             self.create_subscription(PointStamped, params.setpoint_topic, self._on_setpoint, 10)
             msg_type = Twist if self._interface == 'cmd_vel_legacy' else Float64MultiArray
             self._cmd_pub = self.create_publisher(msg_type, params.command_topic, 10)
@@ -128,10 +129,8 @@ class PolicyNode(Node):
         """Joint robot: JointState + Imu (sensor-data QoS), cmd_vel, position targets, gains."""
         self._n_joints = len(self._runtime.contract.joint_names)
         self._mapper = self._runtime.profile.mapper
-        self.create_subscription(JointState, params.joint_state_topic, self._on_joint_state,
-                                 qos_profile_sensor_data)
-        self.create_subscription(Imu, params.imu_topic, self._on_imu_orientation,
-                                 qos_profile_sensor_data)
+        self._subscribe_sensor(JointState, params.joint_state_topic, self._on_joint_state)
+        self._subscribe_sensor(Imu, params.imu_topic, self._on_imu_orientation)
         self.create_subscription(Twist, params.velocity_command_topic, self._on_cmd_vel, 10)
         self._cmd_pub = self.create_publisher(Float64MultiArray, params.command_topic, 10)
         for i, topic in enumerate((params.kp_command_topic, params.kd_command_topic), 1):
@@ -140,39 +139,65 @@ class PolicyNode(Node):
                     (i, self.create_publisher(Float64MultiArray, topic, 10)))
 
     # -- sensors ----------------------------------------------------------------------
-    def _on_joint_state(self, msg: JointState) -> None:
+    def _subscribe_sensor(self, msg_type, topic: str, callback) -> None:
+        """Sensor-data QoS subscription; its callback gets (msg, message info)."""
+        self._sensor_subs.append(
+            self.create_subscription(msg_type, topic, callback, qos_profile_sensor_data))
+
+    def _drain_sensors(self) -> None:
+        """Take every sensor message DDS already holds, so the tick sees the newest data.
+
+        The executor serves the subscriptions between ticks; a message that arrived while
+        other callbacks ran would otherwise wait for the next executor pass, one tick late for
+        the policy and for the stale / NaN latches.
+        """
+        for sub in self._sensor_subs:
+            with sub.handle:
+                while (taken := sub.handle.take_message(sub.msg_type, sub.raw)) is not None:
+                    sub.callback(*taken)
+
+    def _on_joint_state(self, msg: JointState, info: dict) -> None:
         """Joint positions [rad] and velocities [rad/s], matched to the contract by name."""
-        self._put('joint_state', *ros_msgs.joint_state_to_values(msg, self._mapper))
+        self._put('joint_state', *ros_msgs.joint_state_to_values(msg, self._mapper), info)
 
-    def _on_imu_orientation(self, msg: Imu) -> None:
+    def _on_imu_orientation(self, msg: Imu, info: dict) -> None:
         """Base IMU: orientation [world<-base], gyro [rad/s; base]."""
-        self._put('imu', *ros_msgs.imu_orientation_to_values(msg))
+        self._put('imu', *ros_msgs.imu_orientation_to_values(msg), info)
 
-    def _on_cmd_vel(self, msg: Twist) -> None:
-        """Operator velocity command; received time doubles as its stamp (Twist has none)."""
-        now_s = time.monotonic()
-        self._runtime.put('command', Sample(ros_msgs.twist_to_velocity_command(msg), now_s,
-                                            now_s))
+    def _on_cmd_vel(self, msg: Twist, info: dict) -> None:
+        """Operator velocity command; its arrival time doubles as its stamp (Twist has none)."""
+        received_s = ros_msgs.info_steady_s(info, 'received_timestamp', time.monotonic(),
+                                            time.time_ns())
+        self._runtime.put('command', Sample(ros_msgs.twist_to_velocity_command(msg),
+                                            received_s, received_s))
 
-    def _put(self, stream: str, values: dict, stamp_s: float) -> None:
-        """Hand a converted message to the runtime's latest-state store."""
-        self._runtime.put(stream, Sample(values, stamp_s, time.monotonic()))
+    def _put(self, stream: str, values: dict, stamp_s: float, info: dict) -> None:
+        """Hand a converted message to the runtime's store, timed by its DDS arrival.
 
-    def _on_odom(self, msg: Odometry) -> None:
+        The arrival time (rmw's received_timestamp on the steady clock), not the callback's,
+        ages the sample: a callback delayed by a busy executor must not make a stream look
+        fresher (or staler) than it is.
+        """
+        received_s = ros_msgs.info_steady_s(info, 'received_timestamp', time.monotonic(),
+                                            time.time_ns())
+        self._runtime.put(stream, Sample(values, stamp_s, received_s))
+
+    def _on_odom(self, msg: Odometry, info: dict) -> None:
         """Odometry: pose [world], twist [body]."""
-        self._put('odom', *ros_msgs.odometry_to_values(msg))
+        self._put('odom', *ros_msgs.odometry_to_values(msg), info)
 
-    def _on_imu(self, msg: Imu) -> None:
+    def _on_imu(self, msg: Imu, info: dict) -> None:
         """IMU: gyro [rad/s; body], specific force [m/s^2; body]."""
-        self._put('imu', *ros_msgs.imu_to_values(msg))
+        self._put('imu', *ros_msgs.imu_to_values(msg), info)
 
-    def _on_setpoint(self, msg: PointStamped) -> None:
+    def _on_setpoint(self, msg: PointStamped, info: dict) -> None:
         """Hover target [m; world]."""
-        self._put('setpoint', *ros_msgs.point_to_values(msg))
+        self._put('setpoint', *ros_msgs.point_to_values(msg), info)
 
     # -- control loop -----------------------------------------------------------------
     def _on_tick(self) -> None:
         """One control tick: runtime step, command, state. Never blocks."""
+        self._drain_sensors()
         now_s = time.monotonic()
         result = self._runtime.step(now_s)
         self._stats.tick(now_s, result.inference_s)

@@ -33,6 +33,20 @@ def s_to_stamp(stamp_s: float) -> Time:
     return Time(sec=total_ns // 1_000_000_000, nanosec=total_ns % 1_000_000_000)
 
 
+def info_steady_s(info: dict | None, key: str, now_steady_s: float,
+                  now_system_ns: int) -> float:
+    """Steady-clock time [s] of a message-info timestamp (rmw, system clock [ns]).
+
+    key: 'received_timestamp' (when DDS delivered the message to this process) or
+    'source_timestamp' (when the publisher wrote it; same clock only on one machine). A
+    missing or zero timestamp (an rmw without them) or one in the future gives now_steady_s.
+    """
+    stamp_ns = (info or {}).get(key) or 0
+    if stamp_ns <= 0:
+        return now_steady_s
+    return now_steady_s - max(0.0, (now_system_ns - stamp_ns) * 1e-9)
+
+
 def _xyz(vec) -> np.ndarray:
     """(3,) float64 array of a Vector3 or Point."""
     return np.array([vec.x, vec.y, vec.z], dtype=np.float64)

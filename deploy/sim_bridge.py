@@ -186,8 +186,10 @@ class SimBridge(Node):
         self.faults.update(now_s)
         for stream in self.streams:
             for values, stamp_s in self.faults.due(stream, now_s):
-                self._pubs[stream].publish(self._makers[stream](values, stamp_s))
-                self._track_freshness(stream, values, stamp_s)
+                msg = self._makers[stream](values, stamp_s)
+                sent_s = time.monotonic()   # before publish: the node may act before it returns
+                self._pubs[stream].publish(msg)
+                self._track_freshness(stream, values, stamp_s, sent_s)
         for event in self.faults.pop_events() + self.sim.pop_events():
             payload = {'event': event.event, 'fault': event.fault,
                        'monotonic_s': event.monotonic_s}
@@ -197,11 +199,11 @@ class SimBridge(Node):
             self._events_pub.publish(String(data=json.dumps(payload)))
             self.get_logger().info(f'event {event.event} {event.fault}'.rstrip())
 
-    def _track_freshness(self, stream: str, values: dict, stamp_s: float) -> None:
-        """Remember the last fresh publish; report the first non-fresh one after an onset."""
+    def _track_freshness(self, stream: str, values: dict, stamp_s: float,
+                         now_s: float) -> None:
+        """Remember the last fresh publish (sent at now_s); report the first non-fresh one."""
         fresh = stamp_s > self._last_stamp_s.get(stream, -math.inf) and all(
             np.all(np.isfinite(v)) for v in values.values())
-        now_s = time.monotonic()
         if fresh:
             self._last_stamp_s[stream] = stamp_s
             self._last_fresh_s[stream] = now_s

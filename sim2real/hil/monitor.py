@@ -34,7 +34,11 @@ class HilError(RuntimeError):
 
 
 class HilMonitor(Node):
-    """Subscriptions that record with steady-clock receive times; service clients."""
+    """Subscriptions that record on the steady clock; service clients.
+
+    The node's outputs (commands, gains, states) are timed by when the node published them,
+    everything else by when it arrived here.
+    """
 
     def __init__(self, command_interface: str, command_topic: str, max_collective_n: float,
                  kp_topic: str = '', cmd_vel_topic: str = ''):
@@ -46,7 +50,7 @@ class HilMonitor(Node):
         self.states: list[tuple[float, str]] = []
         self.commands: list[tuple[float, np.ndarray]] = []
         self.gains: list[tuple[float, np.ndarray]] = []
-        """(receive time, kp array) from kp_topic."""
+        """(publish time, kp array) from kp_topic."""
         self.ground_truth: list[tuple[float, np.ndarray, np.ndarray]] = []
         self.ground_truth_vel: list[tuple[float, np.ndarray]] = []
         """(receive time, base velocity [m/s; body frame]) of each ground-truth message."""
@@ -79,18 +83,28 @@ class HilMonitor(Node):
         self._thread.start()
 
     # -- recording --------------------------------------------------------------------
-    def _on_twist(self, msg: Twist) -> None:
+    @staticmethod
+    def _published_s(info: dict) -> float:
+        """Steady time at which the node published a message (its DDS source timestamp).
+
+        The node and this monitor share a machine and its clock; timing the node's outputs by
+        when they were sent keeps this process's own scheduling out of the measured latencies.
+        """
+        return ros_msgs.info_steady_s(info, 'source_timestamp', time.monotonic(),
+                                      time.time_ns())
+
+    def _on_twist(self, msg: Twist, info: dict) -> None:
         thrust_n, rates = ros_msgs.command_from_twist(msg, self._max_collective_n)
         with self._lock:
-            self.commands.append((time.monotonic(), np.r_[thrust_n, rates]))
+            self.commands.append((self._published_s(info), np.r_[thrust_n, rates]))
 
-    def _on_array(self, msg: Float64MultiArray) -> None:
+    def _on_array(self, msg: Float64MultiArray, info: dict) -> None:
         with self._lock:
-            self.commands.append((time.monotonic(), np.asarray(msg.data, dtype=float)))
+            self.commands.append((self._published_s(info), np.asarray(msg.data, dtype=float)))
 
-    def _on_gains(self, msg: Float64MultiArray) -> None:
+    def _on_gains(self, msg: Float64MultiArray, info: dict) -> None:
         with self._lock:
-            self.gains.append((time.monotonic(), np.asarray(msg.data, dtype=float)))
+            self.gains.append((self._published_s(info), np.asarray(msg.data, dtype=float)))
 
     def _publish_cmd_vel(self) -> None:
         """Timer: the operator's velocity command, while one is set."""
@@ -113,9 +127,9 @@ class HilMonitor(Node):
             self._cmd_vel = None
         return self.cmd_vel_sent_s
 
-    def _on_state(self, msg: String) -> None:
+    def _on_state(self, msg: String, info: dict) -> None:
         with self._lock:
-            self.states.append((time.monotonic(), msg.data))
+            self.states.append((self._published_s(info), msg.data))
 
     def _on_truth(self, msg: Odometry) -> None:
         values, _stamp = ros_msgs.odometry_to_values(msg)
@@ -138,7 +152,7 @@ class HilMonitor(Node):
 
     # -- queries ----------------------------------------------------------------------
     def window(self, name: str, t0_s: float, t1_s: float = float('inf')) -> list:
-        """Recorded entries of a series with receive time in [t0, t1]."""
+        """Recorded entries of a series with their time in [t0, t1] (see the class)."""
         with self._lock:
             return [e for e in getattr(self, name) if t0_s <= e[0] <= t1_s]
 

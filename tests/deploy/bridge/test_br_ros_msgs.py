@@ -79,3 +79,19 @@ def test_float64_array_and_point():
         ros_msgs.from_float64_array(ros_msgs.float64_array(speeds)), speeds)
     values, stamp_s = ros_msgs.point_to_values(ros_msgs.make_point_stamped([0, 1, 1.5], 2.0))
     assert values['pos_w'].tolist() == [0.0, 1.0, 1.5] and stamp_s == 2.0
+
+
+def test_info_steady_s_converts_a_dds_timestamp_to_the_steady_clock():
+    """A message received 12 ms ago (system clock) was received 12 ms before steady now."""
+    now_steady_s, now_system_ns = 100.0, 1_800_000_000_000_000_000
+    info = {'received_timestamp': now_system_ns - 12_000_000, 'source_timestamp': 0}
+    assert ros_msgs.info_steady_s(info, 'received_timestamp', now_steady_s,
+                                  now_system_ns) == pytest.approx(99.988, abs=1e-9)
+
+
+@pytest.mark.parametrize('info', [None, {}, {'received_timestamp': 0},
+                                  {'received_timestamp': 1_800_000_000_500_000_000}])
+def test_info_steady_s_without_a_usable_timestamp_is_now(info):
+    """No timestamp (an rmw without them) or one from the future falls back to now."""
+    assert ros_msgs.info_steady_s(info, 'received_timestamp', 100.0,
+                                  1_800_000_000_000_000_000) == 100.0
