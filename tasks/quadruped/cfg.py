@@ -73,17 +73,21 @@ def _critic_terms(height_scan: bool) -> dict[str, ObsTermCfg]:
 
 
 def _rewards(nominal_height_m: float | None) -> dict[str, RewardTermCfg]:
-    """legged_gym's reward set with Go2 weights; base height only when given a target."""
+    """legged_gym's reward set, Isaac Lab's Go2 weights; base height only given a target."""
     out = {
-        # exp(-err^2 / 0.25): [LG] tracking_sigma 0.25 (= std 0.5), [IL] std sqrt(0.25)
-        'track_lin_vel_xy': RewardTermCfg(mdp.track_lin_vel_xy_exp, 1.0, {'std_m_s': 0.5}),
-        'track_ang_vel_z': RewardTermCfg(mdp.track_ang_vel_z_exp, 0.5, {'std_rad_s': 0.5}),
+        # exp(-err^2 / 0.25): [LG] tracking_sigma 0.25 (= std 0.5), [IL] std sqrt(0.25).
+        # Weights 1.5 / 0.75 and air time 0.25: [IL] UnitreeGo2{Rough,Flat}EnvCfg's tracking,
+        # the air time between its rough (0.01) and flat (0.25) values. With legged_gym's
+        # 1.0 / 0.5 / 1.0 the air-time term (0.5 s threshold, sized for ANYmal) outweighed
+        # the tracking gain at this robot's step frequency (quadruped-flat, runs 0-2)
+        'track_lin_vel_xy': RewardTermCfg(mdp.track_lin_vel_xy_exp, 1.5, {'std_m_s': 0.5}),
+        'track_ang_vel_z': RewardTermCfg(mdp.track_ang_vel_z_exp, 0.75, {'std_rad_s': 0.5}),
         'lin_vel_z': RewardTermCfg(mdp.lin_vel_z_l2, -2.0),
         'ang_vel_xy': RewardTermCfg(mdp.ang_vel_xy_l2, -0.05),
         'joint_torques': RewardTermCfg(mdp.joint_torques_l2, -2e-4),   # [LG] GO2 torques
         'joint_acc': RewardTermCfg(mdp.joint_acc_l2, -2.5e-7),
         'action_rate': RewardTermCfg(mdp.action_rate_l2, -0.01),
-        'feet_air_time': RewardTermCfg(mdp.feet_air_time, 1.0, {'threshold_s': 0.5}),
+        'feet_air_time': RewardTermCfg(mdp.feet_air_time, 0.25, {'threshold_s': 0.5}),
         'undesired_contacts': RewardTermCfg(mdp.undesired_contacts, -1.0),   # [LG] collision
         'joint_pos_limits': RewardTermCfg(mdp.joint_pos_limits, -10.0),   # [LG] GO2, soft 0.9
         # level base: [LG] orientation 0 on rough; [IL] Go2 flat flat_orientation_l2 -2.5
@@ -190,11 +194,6 @@ def quadruped_flat_cfg(play: bool = False, action: str | None = None) -> EnvCfg:
     cfg.observations['critic'].terms = _critic_terms(height_scan=False)
     # standing height of urdf/README.md (0.3222 m, feet touching in the standing pose)
     cfg.rewards = _rewards(nominal_height_m=NOMINAL_BASE_HEIGHT_M)
-    # [IL] UnitreeGo2FlatEnvCfg: tracking 1.5 / 0.75, feet air time 0.25, level base -2.5.
-    # With legged_gym's 1.0 / 0.5 / 1.0 the air-time term (0.5 s threshold, sized for
-    # ANYmal) outweighed the tracking gain at this robot's step frequency
-    cfg.rewards['track_lin_vel_xy'].weight = 1.5
-    cfg.rewards['track_ang_vel_z'].weight = 0.75
-    cfg.rewards['feet_air_time'].weight = 0.25
+    # [IL] UnitreeGo2FlatEnvCfg: level base -2.5 (tracking and air time as on rough)
     cfg.rewards['flat_orientation'].weight = -2.5
     return cfg
