@@ -15,9 +15,10 @@ log = logging.getLogger('bench')
 OUT_DIR = Path(__file__).resolve().parent / 'out'
 
 
-def timed(fn, repeats: int) -> float:
-    """Seconds per call of fn, over repeats calls after one warm-up call."""
-    fn()
+def timed(fn, repeats: int, warmup: bool = True) -> float:
+    """Seconds per call of fn, over repeats calls (after one warm-up call unless told not)."""
+    if warmup:
+        fn()
     start = time.perf_counter()
     for _ in range(repeats):
         fn()

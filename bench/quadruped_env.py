@@ -13,9 +13,12 @@ decimation 4, PD kp 20 / kd 0.5 at physics rate):
   observation, a tracking reward, tilt/height termination), the way a MuJoCo user writes it
   without a batch simulator, at the best of several env counts (goal: env / Gymnasium >= 5).
 
-Actions are uniform in [-1, 1] (targets q0 +- 0.25 rad, the robot stepping in place and
-stumbling) and zero (standing). Prints one line and writes bench/out/quadruped_env.json.
-Run: `.venv/bin/python -m bench.quadruped_env`.
+Workloads: actions uniform in [-1, 1] (targets q0 +- 0.25 rad, the robot stepping in place
+and stumbling), zero (standing), and, with a shipped policy, the policy itself walking (the
+work training does once the robot walks; only the step is timed, not the inference, on both
+sides). Random thrashing makes the contact solver iterate 6x more than standing in raw MuJoCo
+as well, so the physics, which both sides share, weighs most there. Prints one line and
+writes bench/out/quadruped_env.json. Run: `.venv/bin/python -m bench.quadruped_env`.
 """
 
 from __future__ import annotations
@@ -31,18 +34,26 @@ import torch
 
 from bench.common import OUT_DIR, report, timed, write_results
 from bench.raw_quadruped import KD as KD_NM_S_PER_RAD, KP as KP_NM_PER_RAD
+from sim2real.evaluate import onnx_policy
 from sim2real.sim.legged import legged_model
 from sim2real.training import build_env
 
-URDF = Path(__file__).resolve().parents[1] / 'urdf' / 'quadruped.urdf'
+ROOT = Path(__file__).resolve().parents[1]
+URDF = ROOT / 'urdf' / 'quadruped.urdf'
+POLICY = ROOT / 'policies' / 'quadruped_flat.onnx'
 TASK = 'quadruped-flat'
 ACTION_SCALE_RAD = 0.25
 PHYSICS_DT_S, DECIMATION = 0.005, 4
 
 
 def env_vs_raw(num_envs: int = 4096, num_threads: int = 0, repeats: int = 25,
-               seed: int = 0) -> dict:
-    """Policy steps/s of the env and of raw PD stepping of its Batch, random and zero actions."""
+               seed: int = 0, block: int = 5) -> dict:
+    """Policy steps/s of the env and of raw PD stepping of its Batch, random and zero actions.
+
+    The two alternate in blocks of `block` steps on the same simulations, so both are timed
+    on the same states (how many robots are down changes the contact work) and under the same
+    machine conditions.
+    """
     env = build_env(TASK, seed=seed, num_envs=num_envs, num_threads=num_threads)
     rng = torch.Generator().manual_seed(seed)
     out = {'task': TASK, 'num_envs': num_envs, 'decimation': env.cfg.decimation}
@@ -50,12 +61,17 @@ def env_vs_raw(num_envs: int = 4096, num_threads: int = 0, repeats: int = 25,
                                                      generator=rng) * 2 - 1),
                        ('zero', lambda: torch.zeros(num_envs, env.num_actions))):
         env.reset()
-        env_s = timed(lambda: env.step(make()), repeats)
-        env.reset()
-        raw_s = timed(_raw_stepper(env, name == 'random', seed), repeats)
-        out[name] = {'env_steps_per_s': num_envs / env_s,
-                     'raw_policy_steps_per_s': num_envs / raw_s,
-                     'raw_physics_steps_per_s': num_envs * env.cfg.decimation / raw_s,
+        raw_step = _raw_stepper(env, name == 'random', seed)
+        env.step(make())
+        raw_step()
+        rounds = max(1, repeats // block)
+        env_s = raw_s = 0.0   # total seconds
+        for _ in range(rounds):
+            env_s += block * timed(lambda: env.step(make()), block, warmup=False)
+            raw_s += block * timed(raw_step, block, warmup=False)
+        steps = num_envs * block * rounds
+        out[name] = {'env_steps_per_s': steps / env_s, 'raw_policy_steps_per_s': steps / raw_s,
+                     'raw_physics_steps_per_s': steps * env.cfg.decimation / raw_s,
                      'ratio': raw_s / env_s}
     return out
 
@@ -78,6 +94,21 @@ def _raw_stepper(env, random: bool, seed: int):
             ctrl[:, info.actuator_ids] = np.clip(tau, -limit, limit)
             batch.step()
     return step
+
+
+def env_with_policy(policy, num_envs: int = 4096, steps: int = 25, warmup: int = 50,
+                    seed: int = 0) -> float:
+    """Policy steps/s of the env driven by policy (its step only), after warmup steps."""
+    env = build_env(TASK, seed=seed, num_envs=num_envs)
+    obs = env.reset()['policy']
+    step_s = 0.0
+    for k in range(warmup + steps):
+        actions = policy(obs)
+        tick = time.perf_counter()
+        obs = env.step(actions)[0]['policy']
+        if k >= warmup:
+            step_s += time.perf_counter() - tick
+    return num_envs * steps / step_s
 
 
 class PlainQuadrupedEnv(gym.Env):
@@ -131,25 +162,35 @@ class PlainQuadrupedEnv(gym.Env):
                                self.last_action]).astype(np.float32)
 
 
-def gymnasium_async(num_envs: int, steps: int, seed: int = 0) -> float:
-    """Policy steps/s of AsyncVectorEnv(num_envs x PlainQuadrupedEnv) on random actions."""
-    envs = gym.vector.AsyncVectorEnv([PlainQuadrupedEnv] * num_envs)
+def gymnasium_async(num_envs: int, steps: int, seed: int = 0, policy=None,
+                    warmup: int = 50) -> float:
+    """Policy steps/s of AsyncVectorEnv(num_envs x PlainQuadrupedEnv) (its step only).
+
+    Random actions, or policy's actions on the envs' observations after warmup steps.
+    """
+    # spawned workers: forking after MuJoCo's and onnxruntime's thread pools exist deadlocks
+    envs = gym.vector.AsyncVectorEnv([PlainQuadrupedEnv] * num_envs, context='spawn')
     try:
-        envs.reset(seed=seed)
+        obs, _ = envs.reset(seed=seed)
         rng = np.random.default_rng(seed)
-        actions = rng.uniform(-1.0, 1.0, (steps + 1, num_envs, 12)).astype(np.float32)
-        envs.step(actions[0])
-        start = time.perf_counter()
-        for k in range(steps):
-            envs.step(actions[k + 1])
-        return num_envs * steps / (time.perf_counter() - start)
+        step_s = 0.0
+        for k in range(warmup + steps):
+            if policy is None:
+                actions = rng.uniform(-1.0, 1.0, (num_envs, 12)).astype(np.float32)
+            else:
+                actions = policy(torch.from_numpy(obs)).numpy()
+            tick = time.perf_counter()
+            obs = envs.step(actions)[0]
+            if k >= warmup:
+                step_s += time.perf_counter() - tick
+        return num_envs * steps / step_s
     finally:
         envs.close()
 
 
 def quadruped_env(num_envs: int = 4096, gym_envs: tuple[int, ...] = (2, 8, 32),
-                  gym_steps: int = 300) -> dict:
-    """All three measurements and their ratios, one printed line."""
+                  gym_steps: int = 200, policy_path: Path | None = POLICY) -> dict:
+    """All measurements and their ratios, one printed line (policy: when the file exists)."""
     ours = env_vs_raw(num_envs)
     gym_rates = {n: gymnasium_async(n, gym_steps) for n in gym_envs}
     best_n = max(gym_rates, key=gym_rates.get)
@@ -158,13 +199,29 @@ def quadruped_env(num_envs: int = 4096, gym_envs: tuple[int, ...] = (2, 8, 32),
                                'steps_per_s': gym_rates[best_n]}}
     out['ratio_env_vs_raw'] = ours['random']['ratio']
     out['ratio_env_vs_gymnasium'] = ours['random']['env_steps_per_s'] / gym_rates[best_n]
+    # the ceiling of any env on this batch: bare PD stepping against the same Gymnasium run
+    out['ratio_raw_vs_gymnasium'] = ours['random']['raw_policy_steps_per_s'] / gym_rates[best_n]
     rnd, zero = ours['random'], ours['zero']
-    report('quadruped_env', f"random actions: env {rnd['env_steps_per_s']:,.0f} steps/s, raw "
-           f"{rnd['raw_policy_steps_per_s']:,.0f} (ratio {rnd['ratio']:.2f}, goal >= 0.85), "
-           f'Gymnasium Async x{best_n} {gym_rates[best_n]:,.0f} (ratio '
-           f"{out['ratio_env_vs_gymnasium']:.1f}, goal >= 5); standing: env "
-           f"{zero['env_steps_per_s']:,.0f}, raw {zero['raw_policy_steps_per_s']:,.0f} "
-           f"(ratio {zero['ratio']:.2f})")
+    line = (f"random actions: env {rnd['env_steps_per_s']:,.0f} steps/s, raw "
+            f"{rnd['raw_policy_steps_per_s']:,.0f} (ratio {rnd['ratio']:.2f}, goal >= 0.85), "
+            f'Gymnasium Async x{best_n} {gym_rates[best_n]:,.0f} (ratio '
+            f"{out['ratio_env_vs_gymnasium']:.1f}, goal >= 5; raw "
+            f"{out['ratio_raw_vs_gymnasium']:.1f}); standing: env "
+            f"{zero['env_steps_per_s']:,.0f}, raw {zero['raw_policy_steps_per_s']:,.0f} "
+            f"(ratio {zero['ratio']:.2f})")
+    if policy_path is not None and Path(policy_path).is_file():
+        policy, _ = onnx_policy(policy_path)
+        env_rate = env_with_policy(policy, num_envs)
+        walk_rates = {n: gymnasium_async(n, gym_steps, policy=policy) for n in gym_envs}
+        walk_n = max(walk_rates, key=walk_rates.get)
+        out['walking'] = {'policy': str(policy_path), 'env_steps_per_s': env_rate,
+                          'gymnasium_steps_per_s_by_num_envs': walk_rates,
+                          'gymnasium_best_num_envs': walk_n,
+                          'ratio_env_vs_gymnasium': env_rate / walk_rates[walk_n]}
+        line += (f'; walking ({Path(policy_path).name}): env {env_rate:,.0f}, Gymnasium Async '
+                 f'x{walk_n} {walk_rates[walk_n]:,.0f} (ratio '
+                 f"{out['walking']['ratio_env_vs_gymnasium']:.1f})")
+    report('quadruped_env', line)
     return out
 
 
@@ -173,14 +230,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument('--num-envs', type=int, default=4096)
     parser.add_argument('--gym-envs', type=int, nargs='+', default=[2, 8, 32])
-    parser.add_argument('--gym-steps', type=int, default=300)
+    parser.add_argument('--gym-steps', type=int, default=200)
+    parser.add_argument('--policy', type=Path, default=POLICY,
+                        help='ONNX policy of the walking workload (skipped when missing)')
     args = parser.parse_args()
     torch.set_num_threads(1)
-    out = quadruped_env(args.num_envs, tuple(args.gym_envs), args.gym_steps)
-    write_results({'quadruped_env': out}, {'quadruped_env_vs_raw': out['ratio_env_vs_raw'],
-                                           'quadruped_env_vs_gymnasium':
-                                           out['ratio_env_vs_gymnasium']},
+    out = quadruped_env(args.num_envs, tuple(args.gym_envs), args.gym_steps, args.policy)
+    write_results({'quadruped_env': out}, quadruped_env_ratios(out),
                   OUT_DIR / 'quadruped_env.json')
+
+
+def quadruped_env_ratios(out: dict) -> dict:
+    """The flat ratio entries of one quadruped_env() result."""
+    ratios = {'quadruped_env_vs_raw': out['ratio_env_vs_raw'],
+              'quadruped_env_vs_gymnasium': out['ratio_env_vs_gymnasium']}
+    if 'walking' in out:
+        ratios['quadruped_env_vs_gymnasium_walking'] = out['walking']['ratio_env_vs_gymnasium']
+    return ratios
 
 
 if __name__ == '__main__':

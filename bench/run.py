@@ -13,7 +13,7 @@ import torch
 from bench.common import report, write_results
 from bench.deploy_loop import deploy_loop
 from bench.env_throughput import env_vs_raw
-from bench.quadruped_env import quadruped_env
+from bench.quadruped_env import quadruped_env, quadruped_env_ratios
 from bench.quadruped_train import time_to_level
 from bench.sb3_hover import sb3_time_to_success
 from bench.train_hover import time_to_success
@@ -48,8 +48,7 @@ def main() -> None:
     results['quadruped_env'] = quad = quadruped_env()
     # >= 0.85: the env layer costs at most 15 % over bare PD stepping of the same batch;
     # >= 5: the batched env against Gymnasium's AsyncVectorEnv on the same model
-    ratios['quadruped_env_vs_raw'] = quad['ratio_env_vs_raw']
-    ratios['quadruped_env_vs_gymnasium'] = quad['ratio_env_vs_gymnasium']
+    ratios.update(quadruped_env_ratios(quad))   # walking: the shipped policy's actions
     if args.quadruped_run:
         results['quadruped_train'] = time_to_level(args.quadruped_run)
     if not args.skip_deploy_loop:
