@@ -75,6 +75,7 @@ class SimBridge(Node):
             p['fault_spike_s']), streams=self.streams, seed=p['seed'])
         self._gt_pub = self.create_publisher(Odometry, '~/ground_truth', 10)
         self._events_pub = self.create_publisher(String, '~/events', 50)
+        self._command_subs = []
         if robot == 'quadruped':
             self._setup_quadruped(p)
         else:
@@ -103,9 +104,9 @@ class SimBridge(Node):
             'imu': self.create_publisher(Imu, p['imu_topic'], qos_profile_sensor_data)}
         self._makers = {'odom': ros_msgs.make_odometry, 'imu': ros_msgs.make_imu}
         if p['command_interface'] == 'cmd_vel_legacy':
-            self.create_subscription(Twist, p['command_topic'], self._on_twist, 10)
+            self._subscribe_command(Twist, p['command_topic'], self._on_twist)
         else:
-            self.create_subscription(Float64MultiArray, p['command_topic'], self._on_speeds, 10)
+            self._subscribe_command(Float64MultiArray, p['command_topic'], self._on_speeds)
         self.get_logger().info(
             f'quadrotor at {p["start_pos_m"]} held until {p["hold_until_thrust_fraction"]} x '
             f'hover ({self.sim.hover_thrust_n:.4f} N); physics {p["physics_rate_hz"]} Hz, '
@@ -122,12 +123,12 @@ class SimBridge(Node):
             'imu': self.create_publisher(Imu, p['imu_topic'], qos_profile_sensor_data)}
         self._makers = {'joint_states': _make_joint_state,
                         'imu': ros_msgs.make_imu_with_orientation}
-        self.create_subscription(Float64MultiArray, p['command_topic'], self._on_targets, 10)
+        self._subscribe_command(Float64MultiArray, p['command_topic'], self._on_targets)
         for kind in ('kp', 'kd'):
             if p[f'{kind}_command_topic']:
-                self.create_subscription(
+                self._subscribe_command(
                     Float64MultiArray, p[f'{kind}_command_topic'],
-                    lambda msg, kind=kind: self._on_gains(kind, msg), 10)
+                    lambda msg, info, kind=kind: self._on_gains(kind, msg, info))
         self.get_logger().info(
             f'quadruped standing at the default pose, PD holding it; physics '
             f'{p["physics_rate_hz"]} Hz, joint_states {p["joint_states_rate_hz"]} Hz, imu '
@@ -148,6 +149,7 @@ class SimBridge(Node):
             now_s = time.monotonic()
             self._max_lag_s = max(self._max_lag_s, now_s - self._next_state_s)
             stamp_offset_s = self.get_clock().now().nanoseconds * 1e-9 - time.monotonic()
+            self._drain_commands()   # a late loop must not look like a silent controller
             while self._next_state_s <= now_s:
                 self._physics_step(self._next_state_s, stamp_offset_s)
                 if now_s - self._next_state_s > MAX_CATCH_UP_S:
@@ -231,38 +233,54 @@ class SimBridge(Node):
         wall_s = time.monotonic() - self._started_s
         return (self._steps - self._steps_at_start) * self.sim.dt_s / max(wall_s, 1e-9)
 
-    def _on_twist(self, msg: Twist) -> None:
+    def _subscribe_command(self, msg_type, topic: str, callback) -> None:
+        """A command subscription (depth 10); its callback gets (msg, message info)."""
+        self._command_subs.append(self.create_subscription(msg_type, topic, callback, 10))
+
+    def _drain_commands(self) -> None:
+        """Take every command DDS already holds, as a driver reads its bus before each step."""
+        for sub in self._command_subs:
+            with sub.handle:
+                while (taken := sub.handle.take_message(sub.msg_type, sub.raw)) is not None:
+                    sub.callback(*taken)
+
+    @staticmethod
+    def _arrival_s(info: dict) -> float:
+        """Steady time at which DDS delivered a message (the watchdog's clock)."""
+        return ros_msgs.info_steady_s(info, 'received_timestamp', time.monotonic(),
+                                      time.time_ns())
+
+    def _on_twist(self, msg: Twist, info: dict) -> None:
         """cmd_vel_legacy -> [thrust N, body rates rad/s] unless commands are being lost."""
         thrust_n, rates = ros_msgs.command_from_twist(msg, self.sim.max_collective_thrust_n)
-        self._command('thrust_body_rates', [thrust_n, *rates])
+        self._command('thrust_body_rates', [thrust_n, *rates], self._arrival_s(info))
 
-    def _on_speeds(self, msg: Float64MultiArray) -> None:
+    def _on_speeds(self, msg: Float64MultiArray, info: dict) -> None:
         """Rotor speeds [rad/s], URDF rotor order."""
         speeds = ros_msgs.from_float64_array(msg)
         if speeds.shape != (4,):
             self.get_logger().warning(f'rotor speed command of size {speeds.size}, expected 4')
             return
-        self._command('rotor_speeds', speeds)
+        self._command('rotor_speeds', speeds, self._arrival_s(info))
 
-    def _on_targets(self, msg: Float64MultiArray) -> None:
+    def _on_targets(self, msg: Float64MultiArray, info: dict) -> None:
         """Quadruped joint position targets [rad], contract (JOINT_ORDER) order."""
-        now_s = time.monotonic()
+        now_s = self._arrival_s(info)
         if not self.faults.commands_allowed(now_s):
             self.discarded_commands += 1
         elif not self.sim.set_targets(ros_msgs.from_float64_array(msg), now_s):
             self.get_logger().warning('non-finite or mis-sized targets refused',
                                       throttle_duration_sec=1.0)
 
-    def _on_gains(self, kind: str, msg: Float64MultiArray) -> None:
+    def _on_gains(self, kind: str, msg: Float64MultiArray, info: dict) -> None:
         """Quadruped kp [N m/rad] or kd [N m s/rad] per joint (JOINT_ORDER)."""
-        if not self.faults.commands_allowed(time.monotonic()):
+        if not self.faults.commands_allowed(self._arrival_s(info)):
             self.discarded_commands += 1
         elif not self.sim.set_gains(kind, ros_msgs.from_float64_array(msg)):
             self.get_logger().warning(f'invalid {kind} refused', throttle_duration_sec=1.0)
 
-    def _command(self, kind: str, values) -> None:
-        """Apply a command unless command_loss is active; non-finite ones are refused."""
-        now_s = time.monotonic()
+    def _command(self, kind: str, values, now_s: float) -> None:
+        """Apply a command (arrived at now_s) unless command_loss is active; refuse NaN."""
         if not self.faults.commands_allowed(now_s):
             self.discarded_commands += 1
         elif not self.sim.set_command(kind, values, now_s):
