@@ -144,18 +144,6 @@ class PolicyNode(Node):
         self._sensor_subs.append(
             self.create_subscription(msg_type, topic, callback, qos_profile_sensor_data))
 
-    def _drain_sensors(self) -> None:
-        """Take every sensor message DDS already holds, so the tick sees the newest data.
-
-        The executor serves the subscriptions between ticks; a message that arrived while
-        other callbacks ran would otherwise wait for the next executor pass, one tick late for
-        the policy and for the stale / NaN latches.
-        """
-        for sub in self._sensor_subs:
-            with sub.handle:
-                while (taken := sub.handle.take_message(sub.msg_type, sub.raw)) is not None:
-                    sub.callback(*taken)
-
     def _on_joint_state(self, msg: JointState, info: dict) -> None:
         """Joint positions [rad] and velocities [rad/s], matched to the contract by name."""
         self._put('joint_state', *ros_msgs.joint_state_to_values(msg, self._mapper), info)
@@ -166,8 +154,7 @@ class PolicyNode(Node):
 
     def _on_cmd_vel(self, msg: Twist, info: dict) -> None:
         """Operator velocity command; its arrival time doubles as its stamp (Twist has none)."""
-        received_s = ros_msgs.info_steady_s(info, 'received_timestamp', time.monotonic(),
-                                            time.time_ns())
+        received_s = ros_msgs.arrival_steady_s(info)
         self._runtime.put('command', Sample(ros_msgs.twist_to_velocity_command(msg),
                                             received_s, received_s))
 
@@ -178,9 +165,7 @@ class PolicyNode(Node):
         ages the sample: a callback delayed by a busy executor must not make a stream look
         fresher (or staler) than it is.
         """
-        received_s = ros_msgs.info_steady_s(info, 'received_timestamp', time.monotonic(),
-                                            time.time_ns())
-        self._runtime.put(stream, Sample(values, stamp_s, received_s))
+        self._runtime.put(stream, Sample(values, stamp_s, ros_msgs.arrival_steady_s(info)))
 
     def _on_odom(self, msg: Odometry, info: dict) -> None:
         """Odometry: pose [world], twist [body]."""
@@ -197,7 +182,7 @@ class PolicyNode(Node):
     # -- control loop -----------------------------------------------------------------
     def _on_tick(self) -> None:
         """One control tick: runtime step, command, state. Never blocks."""
-        self._drain_sensors()
+        ros_msgs.take_pending(self._sensor_subs)   # the newest samples, aged by arrival
         now_s = time.monotonic()
         result = self._runtime.step(now_s)
         self._stats.tick(now_s, result.inference_s)

@@ -9,6 +9,8 @@ nav_msgs/Odometry carries the pose in ``header.frame_id`` (world) and the twist 
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PointStamped, Twist
@@ -45,6 +47,28 @@ def info_steady_s(info: dict | None, key: str, now_steady_s: float,
     if stamp_ns <= 0:
         return now_steady_s
     return now_steady_s - max(0.0, (now_system_ns - stamp_ns) * 1e-9)
+
+
+def arrival_steady_s(info: dict | None) -> float:
+    """Steady time at which DDS delivered a message to this process (now when unknown)."""
+    return info_steady_s(info, 'received_timestamp', time.monotonic(), time.time_ns())
+
+
+def published_steady_s(info: dict | None) -> float:
+    """Steady time at which a publisher on this machine wrote a message (now when unknown)."""
+    return info_steady_s(info, 'source_timestamp', time.monotonic(), time.time_ns())
+
+
+def take_pending(subscriptions) -> None:
+    """Run each subscription's callback (msg, message info) on every message DDS holds.
+
+    The executor serves subscriptions between other callbacks; a loop that must act on the
+    newest data (a control tick, a physics step) takes what has arrived itself first.
+    """
+    for sub in subscriptions:
+        with sub.handle:
+            while (taken := sub.handle.take_message(sub.msg_type, sub.raw)) is not None:
+                sub.callback(*taken)
 
 
 def _xyz(vec) -> np.ndarray:

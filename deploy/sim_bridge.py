@@ -149,7 +149,8 @@ class SimBridge(Node):
             now_s = time.monotonic()
             self._max_lag_s = max(self._max_lag_s, now_s - self._next_state_s)
             stamp_offset_s = self.get_clock().now().nanoseconds * 1e-9 - time.monotonic()
-            self._drain_commands()   # a late loop must not look like a silent controller
+            # commands that arrived while the loop ran late, as a driver reads its bus
+            ros_msgs.take_pending(self._command_subs)
             while self._next_state_s <= now_s:
                 self._physics_step(self._next_state_s, stamp_offset_s)
                 if now_s - self._next_state_s > MAX_CATCH_UP_S:
@@ -237,23 +238,10 @@ class SimBridge(Node):
         """A command subscription (depth 10); its callback gets (msg, message info)."""
         self._command_subs.append(self.create_subscription(msg_type, topic, callback, 10))
 
-    def _drain_commands(self) -> None:
-        """Take every command DDS already holds, as a driver reads its bus before each step."""
-        for sub in self._command_subs:
-            with sub.handle:
-                while (taken := sub.handle.take_message(sub.msg_type, sub.raw)) is not None:
-                    sub.callback(*taken)
-
-    @staticmethod
-    def _arrival_s(info: dict) -> float:
-        """Steady time at which DDS delivered a message (the watchdog's clock)."""
-        return ros_msgs.info_steady_s(info, 'received_timestamp', time.monotonic(),
-                                      time.time_ns())
-
     def _on_twist(self, msg: Twist, info: dict) -> None:
         """cmd_vel_legacy -> [thrust N, body rates rad/s] unless commands are being lost."""
         thrust_n, rates = ros_msgs.command_from_twist(msg, self.sim.max_collective_thrust_n)
-        self._command('thrust_body_rates', [thrust_n, *rates], self._arrival_s(info))
+        self._command('thrust_body_rates', [thrust_n, *rates], ros_msgs.arrival_steady_s(info))
 
     def _on_speeds(self, msg: Float64MultiArray, info: dict) -> None:
         """Rotor speeds [rad/s], URDF rotor order."""
@@ -261,11 +249,11 @@ class SimBridge(Node):
         if speeds.shape != (4,):
             self.get_logger().warning(f'rotor speed command of size {speeds.size}, expected 4')
             return
-        self._command('rotor_speeds', speeds, self._arrival_s(info))
+        self._command('rotor_speeds', speeds, ros_msgs.arrival_steady_s(info))
 
     def _on_targets(self, msg: Float64MultiArray, info: dict) -> None:
         """Quadruped joint position targets [rad], contract (JOINT_ORDER) order."""
-        now_s = self._arrival_s(info)
+        now_s = ros_msgs.arrival_steady_s(info)
         if not self.faults.commands_allowed(now_s):
             self.discarded_commands += 1
         elif not self.sim.set_targets(ros_msgs.from_float64_array(msg), now_s):
@@ -274,7 +262,7 @@ class SimBridge(Node):
 
     def _on_gains(self, kind: str, msg: Float64MultiArray, info: dict) -> None:
         """Quadruped kp [N m/rad] or kd [N m s/rad] per joint (JOINT_ORDER)."""
-        if not self.faults.commands_allowed(self._arrival_s(info)):
+        if not self.faults.commands_allowed(ros_msgs.arrival_steady_s(info)):
             self.discarded_commands += 1
         elif not self.sim.set_gains(kind, ros_msgs.from_float64_array(msg)):
             self.get_logger().warning(f'invalid {kind} refused', throttle_duration_sec=1.0)

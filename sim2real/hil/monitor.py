@@ -83,28 +83,20 @@ class HilMonitor(Node):
         self._thread.start()
 
     # -- recording --------------------------------------------------------------------
-    @staticmethod
-    def _published_s(info: dict) -> float:
-        """Steady time at which the node published a message (its DDS source timestamp).
-
-        The node and this monitor share a machine and its clock; timing the node's outputs by
-        when they were sent keeps this process's own scheduling out of the measured latencies.
-        """
-        return ros_msgs.info_steady_s(info, 'source_timestamp', time.monotonic(),
-                                      time.time_ns())
-
     def _on_twist(self, msg: Twist, info: dict) -> None:
         thrust_n, rates = ros_msgs.command_from_twist(msg, self._max_collective_n)
         with self._lock:
-            self.commands.append((self._published_s(info), np.r_[thrust_n, rates]))
+            self.commands.append((ros_msgs.published_steady_s(info), np.r_[thrust_n, rates]))
 
     def _on_array(self, msg: Float64MultiArray, info: dict) -> None:
         with self._lock:
-            self.commands.append((self._published_s(info), np.asarray(msg.data, dtype=float)))
+            self.commands.append((ros_msgs.published_steady_s(info),
+                                  ros_msgs.from_float64_array(msg)))
 
     def _on_gains(self, msg: Float64MultiArray, info: dict) -> None:
         with self._lock:
-            self.gains.append((self._published_s(info), np.asarray(msg.data, dtype=float)))
+            self.gains.append((ros_msgs.published_steady_s(info),
+                               ros_msgs.from_float64_array(msg)))
 
     def _publish_cmd_vel(self) -> None:
         """Timer: the operator's velocity command, while one is set."""
@@ -129,7 +121,7 @@ class HilMonitor(Node):
 
     def _on_state(self, msg: String, info: dict) -> None:
         with self._lock:
-            self.states.append((self._published_s(info), msg.data))
+            self.states.append((ros_msgs.published_steady_s(info), msg.data))
 
     def _on_truth(self, msg: Odometry) -> None:
         values, _stamp = ros_msgs.odometry_to_values(msg)

@@ -67,29 +67,45 @@ def bridge(domain_env, tmp_path):
         yield proc
 
 
-@pytest.fixture
-def listener(domain_env):
-    """A node in this process: receive log per topic and a set_parameters client."""
+@contextlib.contextmanager
+def listening(domain: int, streams: dict):
+    """A node in this process logging (DDS arrival time, msg) per sensor topic of streams."""
     context = Context()
-    rclpy.init(context=context, domain_id=domain_env)
+    rclpy.init(context=context, domain_id=domain)
     node = rclpy.create_node('br_listener', context=context)
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
-    log = {'odom': [], 'imu': [], 'events': []}
+    log = {topic: [] for topic in streams}
     sensor_qos = QoSProfile(depth=200, reliability=ReliabilityPolicy.BEST_EFFORT)
-    for topic, msg_type in (('odom', Odometry), ('imu', Imu)):   # timed by DDS arrival
+    for topic, msg_type in streams.items():
         node.create_subscription(msg_type, topic, lambda m, info, t=topic: log[t].append(
-            (ros_msgs.info_steady_s(info, 'received_timestamp', time.monotonic(),
-                                    time.time_ns()), m)), sensor_qos)
-    node.create_subscription(String, '/sim_bridge/events', lambda m: log['events'].append(
-        json.loads(m.data)), 50)
-    client = node.create_client(SetParameters, '/sim_bridge/set_parameters')
+            (ros_msgs.arrival_steady_s(info), m)), sensor_qos)
     try:
-        yield node, executor, log, client
+        yield node, executor, log
     finally:
         executor.shutdown()
         node.destroy_node()
         rclpy.try_shutdown(context=context)
+
+
+@pytest.fixture
+def listener(domain_env):
+    """The quadrotor's odom and imu logs, bridge events and a set_parameters client."""
+    with listening(domain_env, {'odom': Odometry, 'imu': Imu}) as (node, executor, log):
+        log['events'] = []
+        node.create_subscription(String, '/sim_bridge/events', lambda m: log['events'].append(
+            json.loads(m.data)), 50)
+        client = node.create_client(SetParameters, '/sim_bridge/set_parameters')
+        yield node, executor, log, client
+
+
+def received_over_2_s(executor, log, topics) -> dict:
+    """Messages per topic that arrived within 2 s, once discovery and start-up are past."""
+    assert spin_for(executor, 30.0, lambda: all(log[t] for t in topics)), 'no data from bridge'
+    spin_for(executor, 0.5)
+    start = time.monotonic()
+    spin_for(executor, 2.3)   # the last 0.3 s serves what arrived before start + 2 s
+    return {t: [m for arrived, m in log[t] if start <= arrived < start + 2.0] for t in topics}
 
 
 def spin_for(executor, duration_s, until=lambda: False):
@@ -114,12 +130,9 @@ def set_active_faults(executor, client, value):
 def test_rates_and_nan_fault_over_dds(bridge, listener):
     """odom 200 Hz and imu 500 Hz within 5 % over 2 s; set_parameters nan_imu -> NaN imu."""
     _, executor, log, client = listener
-    assert spin_for(executor, 30.0, lambda: log['odom'] and log['imu']), 'no data from bridge'
-    spin_for(executor, 0.5)   # past discovery and start-up
-    start = time.monotonic()
-    spin_for(executor, 2.3)   # the last 0.3 s serves what arrived before start + 2 s
+    received_by_topic = received_over_2_s(executor, log, RATES_HZ)
     for topic, rate_hz in RATES_HZ.items():
-        received = [m for t, m in log[topic] if start <= t < start + 2.0]
+        received = received_by_topic[topic]
         assert len(received) / 2.0 == pytest.approx(rate_hz, rel=0.05), topic
         stamps = [m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 for m in received]
         assert (len(stamps) - 1) / (stamps[-1] - stamps[0]) == pytest.approx(rate_hz, rel=0.05)
@@ -179,28 +192,9 @@ def test_quadruped_bridge_publishes_joint_states_and_imu_at_500_hz(domain_env, t
     with running_bridge(tmp_path / 'sim_bridge.log', [
             '--params-file', str(QUADRUPED_PARAMS), '-p', 'joint_states_rate_hz:=500.0',
             '-p', 'imu_rate_hz:=500.0']):
-        context = Context()
-        rclpy.init(context=context, domain_id=domain_env)
-        node = rclpy.create_node('br_quadruped_listener', context=context)
-        executor = SingleThreadedExecutor(context=context)
-        executor.add_node(node)
-        log = {'joint_states': [], 'imu': []}
-        qos = QoSProfile(depth=200, reliability=ReliabilityPolicy.BEST_EFFORT)
-        try:
-            for topic, msg_type in (('joint_states', JointState), ('imu', Imu)):
-                node.create_subscription(msg_type, topic, lambda m, info, t=topic: log[t].append(
-                    (ros_msgs.info_steady_s(info, 'received_timestamp', time.monotonic(),
-                                            time.time_ns()), m)), qos)
-            assert spin_for(executor, 30.0, lambda: log['joint_states'] and log['imu'])
-            spin_for(executor, 0.5)
-            start = time.monotonic()
-            spin_for(executor, 2.3)
-            for topic, msgs in log.items():
-                received = [m for t, m in msgs if start <= t < start + 2.0]
+        with listening(domain_env, {'joint_states': JointState, 'imu': Imu}) as (
+                _, executor, log):
+            for topic, received in received_over_2_s(executor, log, log).items():
                 assert len(received) / 2.0 == pytest.approx(500.0, rel=0.05), topic
             assert len(log['joint_states'][-1][1].name) == 12
             assert len(set(m.header.stamp.nanosec for _, m in log['imu'][-50:])) == 50
-        finally:
-            executor.shutdown()
-            node.destroy_node()
-            rclpy.try_shutdown(context=context)
