@@ -96,8 +96,10 @@ def rollout_episodes(env: RLEnv, policy: Policy) -> dict:
 
 
 def evaluate(policy_path: str | Path, episodes: int, seed: int = 12345,
-             play: bool = False, video: str | Path | None = None) -> dict:
-    """Evaluate an ONNX file or a run directory's newest checkpoint (optionally a GIF)."""
+             play: bool = False, video: str | Path | None = None, backend: str = 'mujoco',
+             device: str = 'cpu') -> dict:
+    """Evaluate an ONNX file or a run directory's newest checkpoint on a simulation backend
+    (optionally recording a GIF)."""
     path = Path(policy_path)
     if path.is_dir():
         model, config = load_run(path)
@@ -110,11 +112,12 @@ def evaluate(policy_path: str | Path, episodes: int, seed: int = 12345,
     else:
         policy, contract = onnx_policy(path)
         task, action, source = contract.task, contract.action.kind, 'onnx'
-    env = build_env(task, seed, episodes, action, play=play)
+    env = build_env(task, seed, episodes, action, play=play, backend=backend, device=device)
     if contract is not None:
         check_contract(contract, contract_from_env(env))
     result = {'task': task, 'policy': str(path), 'source': source, 'seed': seed,
-              'randomization': 'play' if play else 'full'}
+              'randomization': 'play' if play else 'full', 'backend': backend,
+              'device': device}
     result.update(rollout_episodes(env, policy))
     if video is not None:
         from sim2real.render import record_rollout

@@ -32,8 +32,8 @@ def record_rollout(env, policy, path: str | Path, env_id: int = 0, width: int = 
     from PIL import Image
     path = Path(path)
     backend = env.scene.backend
-    model = backend.batch.get_model(env_id)
-    data = mujoco.MjData(model)
+    data = mujoco.MjData(backend.model)
+    model = backend.copy_to_host(env_id, data)
     every = max(1, round(1.0 / (fps * env.step_dt_s)))
     frames = []
     renderer = mujoco.Renderer(model, height=height, width=width)
@@ -44,7 +44,7 @@ def record_rollout(env, policy, path: str | Path, env_id: int = 0, width: int = 
                 obs, *_ = env.step(policy(obs['policy']))
                 if step % every:
                     continue
-                backend.batch.get_data(env_id, data)
+                backend.copy_to_host(env_id, data)
                 mujoco.mj_forward(model, data)
                 renderer.update_scene(data, camera='chase')
                 _add_marker(renderer.scene, env.command('target').pos_w[env_id].numpy(), 0.03)

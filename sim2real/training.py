@@ -49,17 +49,21 @@ class TrainArgs:
     num_threads: int = 0
     """Simulation threads (0: all CPUs)."""
     backend: str = 'mujoco'
-    """Simulation backend."""
+    """Simulation backend: 'mujoco' or 'mjwarp'."""
+    device: str = 'cpu'
+    """Simulation device: 'cpu', or 'cuda' with the mjwarp backend."""
     torch_threads: int = 1
     """torch intra-op threads; 1 avoids fighting the simulation threads for the cores."""
 
 
 def build_env(task: str, seed: int, num_envs: int, action: str | None = None,
-              play: bool = False, num_threads: int = 0) -> RLEnv:
-    """A batched env of a registered task."""
+              play: bool = False, num_threads: int = 0, backend: str = 'mujoco',
+              device: str = 'cpu') -> RLEnv:
+    """A batched env of a registered task on a simulation backend and device."""
     options = {} if action is None else {'action': action}
     cfg = make_env_cfg(task, play=play, **options)
     cfg.num_envs, cfg.seed, cfg.num_threads = num_envs, seed, num_threads
+    cfg.backend, cfg.device = backend, device
     return RLEnv(cfg)
 
 
@@ -99,7 +103,8 @@ def train(args: TrainArgs, run_dir: str | os.PathLike, resume: bool = False,
     torch.set_num_threads(args.torch_threads)
     defaults = spec.train
     num_envs = args.num_envs or defaults.get('num_envs', 4096)
-    env = build_env(args.task, args.seed, num_envs, args.action, num_threads=args.num_threads)
+    env = build_env(args.task, args.seed, num_envs, args.action, num_threads=args.num_threads,
+                    backend=args.backend, device=args.device)
     args = dataclasses.replace(args, action=env.action_term.kind)
     ppo_cfg = PPOCfg(**copy.deepcopy(defaults.get('ppo', {})))
     max_iterations = args.max_iterations or defaults.get('max_iterations', 1000)
@@ -119,6 +124,7 @@ def train(args: TrainArgs, run_dir: str | os.PathLike, resume: bool = False,
     result = runner.learn(max_iterations=max_iterations, max_seconds=max_seconds,
                           resume=resume, stop_when=stop_when)
     summary = {'task': args.task, 'seed': args.seed, 'backend': args.backend,
+               'device': args.device,
                'action': args.action, 'num_envs': num_envs, **result,
                'torch_threads': torch.get_num_threads()}
     tmp = run_dir / 'summary.json.tmp'

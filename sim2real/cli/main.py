@@ -27,7 +27,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
     train_args = TrainArgs(task=args.task, seed=args.seed, num_envs=args.num_envs,
                            max_iterations=args.max_iterations, max_seconds=args.max_seconds,
                            save_interval=args.save_interval,
-                           action=args.action, num_threads=args.threads)
+                           action=args.action, num_threads=args.threads,
+                           backend=args.backend, device=args.device)
     summary = train(train_args, args.run_dir, resume=args.resume,
                     progress_bar=not args.no_progress)
     sys.stdout.write(json.dumps(summary, sort_keys=True) + '\n')
@@ -50,7 +51,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         os.environ['MUJOCO_GL'] = 'osmesa'  # offscreen; must be set before mujoco loads
     from sim2real.evaluate import evaluate
     result = evaluate(args.policy, args.episodes, seed=args.seed, play=args.play,
-                      video=args.video)
+                      video=args.video, backend=args.backend, device=args.device)
     _print_result(result, args.json)
     return 0
 
@@ -81,6 +82,15 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def add_backend_args(parser: argparse.ArgumentParser) -> None:
+    """--backend and --device, shared by train, eval and bench."""
+    parser.add_argument('--backend', default='mujoco', choices=['mujoco', 'mjwarp'],
+                        help='simulation backend: mujoco (mujoco.batch, CPU threads) or '
+                        'mjwarp (MuJoCo Warp)')
+    parser.add_argument('--device', default='cpu',
+                        help="simulation device: 'cpu', or 'cuda'/'cuda:N' with mjwarp")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every sub-command."""
     parser = argparse.ArgumentParser(prog='sim2real', description=__doc__)
@@ -103,6 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help='action interface, default per task (quadrotor: thrust_body_rates '
                         'or rotor_speeds; quadruped: joint_position_offset)')
     p.add_argument('--threads', type=int, default=0, help='simulation threads (0: all CPUs)')
+    add_backend_args(p)
     p.add_argument('--no-progress', action='store_true', help='hide the progress bar')
     p.set_defaults(func=_cmd_train)
 
@@ -120,6 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--play', action='store_true', help='without disturbances and noise')
     p.add_argument('--json', action='store_true', help='print one JSON object')
     p.add_argument('--video', default=None, help='also record one episode to this GIF file')
+    add_backend_args(p)
     p.set_defaults(func=_cmd_eval)
 
     p = sub.add_parser('hil', help='fly a policy through the ROS 2 node against the simulator')

@@ -110,6 +110,10 @@ class EnvCfg:
     """Number of parallel environments."""
     num_threads: int = 0
     """Simulation threads (0: all CPUs)."""
+    backend: str = 'mujoco'
+    """Simulation backend: 'mujoco' (mujoco.batch, CPU) or 'mjwarp' (MuJoCo Warp)."""
+    device: str = 'cpu'
+    """Device of the simulation: 'cpu', or 'cuda' with the mjwarp backend."""
     physics_dt_s: float = 0.002
     """Physics timestep [s]."""
     decimation: int = 5

@@ -19,6 +19,11 @@ class RLEnv:
 
     def __init__(self, cfg: EnvCfg):
         """Build scene, commands, action term and managers; apply startup events; reset."""
+        if torch.device(cfg.device).type != 'cpu':
+            # the mjwarp backend runs on CUDA (sim2real/sim/mjwarp.py), but the managers,
+            # terms and learner still allocate on the CPU: refuse rather than copy every step
+            raise ValueError(f'device "{cfg.device}": the env layer keeps its tensors on the '
+                             'CPU so far; use --device cpu (GPU support: issue 5)')
         self.cfg = cfg
         self.num_envs = cfg.num_envs
         self.step_dt_s = cfg.step_dt_s

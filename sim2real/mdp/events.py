@@ -37,7 +37,7 @@ def randomize_body_field(env, env_ids: torch.Tensor, field: str, body: int,
     width = default.shape[1] if (per_axis and default.dim() > 1) else 1
     shape = (len(env_ids), width) if default.dim() > 1 else (len(env_ids),)
     sample = sample_uniform(env, *value_range, shape)
-    values[env_ids, body] = apply_operation(default, sample, operation)
+    values[env_ids, body] = apply_operation(default, sample, operation).to(values.dtype)
     env.scene.backend.set_const(env_ids)
 
 

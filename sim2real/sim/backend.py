@@ -1,13 +1,16 @@
-"""Batched MuJoCo simulation on mujoco.batch.Batch (MuJoCo >= 4), exposed as torch views.
+"""Batched MuJoCo simulation behind one interface, state exposed as torch views.
 
-State arrays (qpos, qvel, ctrl, xfrc_applied) are the Batch's live rows, wrapped with
-``torch.from_numpy`` so reads and writes cost no copy. Per-environment physical parameters
-are per-simulation model fields (``Batch.expand``).
+Two backends share it: ``mujoco`` (``mujoco.batch.Batch``, CPU threads, float64) and
+``mjwarp`` (MuJoCo Warp, float32, Warp's CUDA or CPU device; ``sim2real/sim/mjwarp.py``).
+State arrays (qpos, qvel, ctrl, xfrc_applied, sensordata) are the backend's live memory
+wrapped as torch tensors, so reads and writes cost no copy. Per-environment physical
+parameters are per-simulation model fields (``expand``).
 """
 
 from __future__ import annotations
 
 import logging
+import warnings
 from typing import Callable
 
 import mujoco
@@ -17,27 +20,25 @@ import torch
 
 log = logging.getLogger(__name__)
 
+BACKENDS = ('mujoco', 'mjwarp')
+
 
 class SimulationError(RuntimeError):
     """A simulation diverged or MuJoCo reported an error."""
 
 
-class MujocoBatchBackend:
-    """Many simulations of one floating-base model, stepped on a thread pool."""
+class FloatingBaseBackend:
+    """Root-state views and divergence handling shared by the backends.
 
-    name = 'mujoco'
+    Subclasses set model, num_envs, physics_dt_s and the torch views qpos, qvel, ctrl,
+    xfrc_applied, sensordata (N, ...), and implement reset, expand, set_const, simulate and
+    copy_to_host.
+    """
 
-    def __init__(self, model: mujoco.MjModel, num_envs: int, num_threads: int = 0):
-        """Create num_envs simulations of model on num_threads threads (0: all CPUs)."""
-        self.model = model
-        self.num_envs = num_envs
-        self.batch = mujoco.batch.Batch(model, num_envs, nthread=num_threads)
-        self.qpos = torch.from_numpy(self.batch.bind('qpos'))
-        self.qvel = torch.from_numpy(self.batch.bind('qvel'))
-        self.ctrl = torch.from_numpy(self.batch.bind('ctrl'))
-        self.xfrc_applied = torch.from_numpy(self.batch.bind('xfrc_applied'))
-        self.physics_dt_s = float(model.opt.timestep)
-        self._all_ids = np.arange(num_envs)
+    name = ''
+    device = torch.device('cpu')
+    qpos: torch.Tensor
+    qvel: torch.Tensor
 
     # -- root state of the free-floating base (first joint, MuJoCo conventions) -------------
     @property
@@ -60,10 +61,6 @@ class MujocoBatchBackend:
         """Base angular velocity [rad/s; body frame], (N, 3) view."""
         return self.qvel[:, 3:6]
 
-    def reset(self, env_ids: torch.Tensor) -> None:
-        """Reset the given simulations to the model's defaults (no forward pass)."""
-        self.batch.reset(ids=env_ids.numpy(), stage=mujoco.mjtStage.mjSTAGE_NONE)
-
     def write_root_state(self, env_ids: torch.Tensor, pos_w: torch.Tensor,
                          quat_w: torch.Tensor, lin_vel_w: torch.Tensor,
                          ang_vel_b: torch.Tensor) -> None:
@@ -72,20 +69,6 @@ class MujocoBatchBackend:
         self.qpos[env_ids, 3:7] = quat_w.to(self.qpos.dtype)
         self.qvel[env_ids, 0:3] = lin_vel_w.to(self.qvel.dtype)
         self.qvel[env_ids, 3:6] = ang_vel_b.to(self.qvel.dtype)
-
-    def expand(self, field: str) -> torch.Tensor:
-        """Per-simulation values of a model field, (N, ...) writable view."""
-        return torch.from_numpy(self.batch.expand(field))
-
-    def set_const(self, env_ids: torch.Tensor | None = None) -> None:
-        """Recompute derived model constants after writing masses or inertias."""
-        self.batch.set_const(None if env_ids is None else env_ids.numpy())
-
-    def simulate(self, num_substeps: int, before_substep: Callable[[float], None]) -> None:
-        """Advance all simulations num_substeps physics steps, calling the actuator first."""
-        for _ in range(num_substeps):
-            before_substep(self.physics_dt_s)
-            self.batch.step()
 
     def check_finite(self) -> torch.Tensor:
         """Boolean (N,) mask of simulations whose state is finite."""
@@ -96,6 +79,64 @@ class MujocoBatchBackend:
         finite = self.check_finite()
         if not bool(finite.all()):
             bad = (~finite).nonzero().flatten()
-            self.qpos[bad] = torch.from_numpy(self.model.qpos0)
+            self.qpos[bad] = torch.as_tensor(self.model.qpos0, dtype=self.qpos.dtype,
+                                             device=self.qpos.device)
             self.qvel[bad] = 0.0
         return finite
+
+
+class MujocoBatchBackend(FloatingBaseBackend):
+    """Many simulations of one floating-base model, stepped on a thread pool."""
+
+    name = 'mujoco'
+
+    def __init__(self, model: mujoco.MjModel, num_envs: int, num_threads: int = 0):
+        """Create num_envs simulations of model on num_threads threads (0: all CPUs)."""
+        self.model = model
+        self.num_envs = num_envs
+        self.batch = mujoco.batch.Batch(model, num_envs, nthread=num_threads)
+        self.qpos = torch.from_numpy(self.batch.bind('qpos'))
+        self.qvel = torch.from_numpy(self.batch.bind('qvel'))
+        self.ctrl = torch.from_numpy(self.batch.bind('ctrl'))
+        self.xfrc_applied = torch.from_numpy(self.batch.bind('xfrc_applied'))
+        with warnings.catch_warnings():   # a read-only output: torch warns, reads are fine
+            warnings.simplefilter('ignore', UserWarning)
+            self.sensordata = torch.from_numpy(self.batch.bind('sensordata'))
+        self.physics_dt_s = float(model.opt.timestep)
+
+    def reset(self, env_ids: torch.Tensor) -> None:
+        """Reset the given simulations to the model's defaults (no forward pass)."""
+        self.batch.reset(ids=env_ids.cpu().numpy(), stage=mujoco.mjtStage.mjSTAGE_NONE)
+
+    def expand(self, field: str) -> torch.Tensor:
+        """Per-simulation values of a model field, (N, ...) writable view."""
+        return torch.from_numpy(self.batch.expand(field))
+
+    def set_const(self, env_ids: torch.Tensor | None = None) -> None:
+        """Recompute derived model constants after writing masses or inertias."""
+        self.batch.set_const(None if env_ids is None else env_ids.cpu().numpy())
+
+    def simulate(self, num_substeps: int, before_substep: Callable[[float], None]) -> None:
+        """Advance all simulations num_substeps physics steps, calling the actuator first."""
+        for _ in range(num_substeps):
+            before_substep(self.physics_dt_s)
+            self.batch.step()
+
+    def copy_to_host(self, env_id: int, data: mujoco.MjData) -> mujoco.MjModel:
+        """Copy simulation env_id's state into data; returns its (randomized) model."""
+        self.batch.get_data(env_id, data)
+        return self.batch.get_model(env_id)
+
+
+def make_backend(model: mujoco.MjModel, num_envs: int, backend: str = 'mujoco',
+                 device: str = 'cpu', num_threads: int = 0) -> FloatingBaseBackend:
+    """The simulation backend called backend ('mujoco' or 'mjwarp') on device."""
+    if backend == 'mujoco':
+        if torch.device(device).type != 'cpu':
+            raise ValueError(f'backend "mujoco" runs on the CPU, not on "{device}"; '
+                             'use --backend mjwarp for a GPU')
+        return MujocoBatchBackend(model, num_envs, num_threads)
+    if backend == 'mjwarp':
+        from sim2real.sim.mjwarp import MjwarpBackend
+        return MjwarpBackend(model, num_envs, device)
+    raise ValueError(f'unknown backend "{backend}", expected one of {BACKENDS}')

@@ -58,4 +58,5 @@ def external_force(env, env_ids: torch.Tensor, max_force_n: float) -> None:
     n = len(env_ids)
     force = sample_uniform(env, -1.0, 1.0, (n, 3))
     force *= max_force_n / force.norm(dim=1, keepdim=True).clamp(min=1.0)
-    env.scene.backend.xfrc_applied[env_ids, 1, 0:3] = force
+    xfrc = env.scene.backend.xfrc_applied
+    xfrc[env_ids, 1, 0:3] = force.to(xfrc.dtype)

@@ -8,7 +8,7 @@ import torch
 from sim2real import terms
 from sim2real.assets import urdf_path
 from sim2real.contract import file_sha256
-from sim2real.sim.backend import MujocoBatchBackend
+from sim2real.sim.backend import make_backend
 from sim2real.sim.mjcf import BASE_BODY, quadrotor_model
 from sim2real.sim.quadrotor import QuadrotorActuator
 
@@ -27,7 +27,8 @@ class QuadrotorScene:
         # HIL bridge, so they are switched off here (about 2x faster stepping)
         model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_SENSOR
         self.model = model
-        self.backend = MujocoBatchBackend(model, env.num_envs, env.cfg.num_threads)
+        self.backend = make_backend(model, env.num_envs, env.cfg.backend, env.cfg.device,
+                                    env.cfg.num_threads)
         body = model.body(BASE_BODY)
         self.robot_name = model.names.split(b'\0', 1)[0].decode() or urdf
         self.nominal_mass_kg = float(body.mass[0])
@@ -52,7 +53,8 @@ class QuadrotorScene:
 
     def apply_rotors(self, dt_s: float) -> None:
         """Advance the motor model one physics step and write the rotor thrusts."""
-        self.backend.ctrl[:] = self.actuator.substep(self.backend.root_ang_vel_b, dt_s)
+        ctrl = self.backend.ctrl
+        ctrl[:] = self.actuator.substep(self.backend.root_ang_vel_b.double(), dt_s)
 
     def refresh(self) -> None:
         """Recompute the derived base state (float32) after stepping or resetting."""

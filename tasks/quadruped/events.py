@@ -36,7 +36,7 @@ def randomize_foot_friction(env, env_ids: torch.Tensor,
     values, _ = _field(env, 'geom_friction')
     feet = torch.from_numpy(env.scene.info.foot_geom_ids)
     mu = sample_uniform(env, *friction_range, (len(env_ids), 1))
-    values[env_ids[:, None], feet[None, :], 0] = mu
+    values[env_ids[:, None], feet[None, :], 0] = mu.to(values.dtype)
 
 
 def randomize_base_mass(env, env_ids: torch.Tensor, mass_range_kg: tuple[float, float]) -> None:
@@ -44,7 +44,8 @@ def randomize_base_mass(env, env_ids: torch.Tensor, mass_range_kg: tuple[float, 
     values, default = _field(env, 'body_mass')
     base = env.scene.info.base_body_id
     sample = sample_uniform(env, *mass_range_kg, (len(env_ids),))
-    values[env_ids, base] = apply_operation(default[env_ids, base], sample, 'add')
+    values[env_ids, base] = apply_operation(
+        default[env_ids, base], sample, 'add').to(values.dtype)
     env.scene.backend.set_const(env_ids)
 
 
@@ -53,7 +54,8 @@ def randomize_base_com(env, env_ids: torch.Tensor, offset_m: float) -> None:
     values, default = _field(env, 'body_ipos')
     base = env.scene.info.base_body_id
     sample = sample_uniform(env, -offset_m, offset_m, (len(env_ids), 3))
-    values[env_ids, base] = apply_operation(default[env_ids, base], sample, 'add')
+    values[env_ids, base] = apply_operation(
+        default[env_ids, base], sample, 'add').to(values.dtype)
     env.scene.backend.set_const(env_ids)
 
 
@@ -63,7 +65,8 @@ def randomize_link_masses(env, env_ids: torch.Tensor, scale_range: tuple[float, 
     links = _link_ids(env)
     rows, cols = env_ids[:, None], links[None, :]
     sample = sample_uniform(env, *scale_range, (len(env_ids), len(links)))
-    values[rows, cols] = apply_operation(default[rows, cols], sample, 'scale')
+    values[rows, cols] = apply_operation(
+        default[rows, cols], sample, 'scale').to(values.dtype)
     env.scene.backend.set_const(env_ids)
 
 
@@ -138,11 +141,12 @@ def reset_joints_by_scale(env, env_ids: torch.Tensor, scale_range: tuple[float, 
     limits = scene.joint_pos_limits_rad.double()
     q = q.clamp(limits[:, 0], limits[:, 1])
     adr = torch.from_numpy(scene.info.qpos_adr)
-    scene.backend.qpos[env_ids[:, None], adr[None, :]] = q
+    scene.backend.qpos[env_ids[:, None], adr[None, :]] = q.to(scene.backend.qpos.dtype)
     scene.backend.qvel[env_ids[:, None], torch.from_numpy(scene.info.qvel_adr)[None, :]] = 0.0
 
 
 def push_base(env, env_ids: torch.Tensor, lin_vel_m_s: float) -> None:
     """Add U(-v, v) [m/s] to the base velocity along world x and y (a shove)."""
     kick = sample_uniform(env, -lin_vel_m_s, lin_vel_m_s, (len(env_ids), 2))
-    env.scene.backend.qvel[env_ids, 0:2] += kick
+    qvel = env.scene.backend.qvel
+    qvel[env_ids, 0:2] += kick.to(qvel.dtype)

@@ -19,7 +19,7 @@ import torch
 from sim2real import terms
 from sim2real.assets import urdf_path
 from sim2real.contract import file_sha256
-from sim2real.sim.backend import MujocoBatchBackend
+from sim2real.sim.backend import make_backend
 from sim2real.sim.joint_actuator import JointActuator, JointActuatorCfg
 from sim2real.sim.legged import legged_info, legged_spec, LEGS
 from sim2real.sim.terrain import generate, TerrainCfg
@@ -80,8 +80,8 @@ class QuadrupedScene:
         joint_ids = [model.joint(name).id for name in info.joint_names]
         model.jnt_actfrcrange[joint_ids] *= max_strength
         self.model = model
-        self.backend = MujocoBatchBackend(model, n, env.cfg.num_threads)
-        self._sensordata = self.backend.batch.bind('sensordata')   # read-only output
+        self.backend = make_backend(model, n, env.cfg.backend, env.cfg.device,
+                                    env.cfg.num_threads)
         self._found = torch.zeros(n, len(FOOT_BODIES + BODY_CONTACTS), dtype=torch.bool)
         self.robot_name = model.names.split(b'\0', 1)[0].decode() or urdf
         self.joint_names = info.joint_names
@@ -129,14 +129,15 @@ class QuadrupedScene:
         """Step the physics; before_substep(dt) writes the motor torques; update air times."""
         self.joint_vel_prev_rad_s = self.joint_vel_rad_s
         self.backend.simulate(num_substeps, before_substep)
-        self._found = torch.from_numpy(self._sensordata > 0)
+        self._found = self.backend.sensordata > 0
         self._update_air_time(num_substeps * self.backend.physics_dt_s)
 
     def apply_actuators(self, dt_s: float) -> None:
         """Physics-rate PD with the torque-speed envelope: write joint torques to ctrl."""
         qpos, qvel = self.backend.qpos, self.backend.qvel
-        torque = self.actuator.torque(qpos[:, self._qpos_adr], qvel[:, self._qvel_adr])
-        self.backend.ctrl[:, self._act_ids] = torque
+        torque = self.actuator.torque(qpos[:, self._qpos_adr].double(),
+                                      qvel[:, self._qvel_adr].double())
+        self.backend.ctrl[:, self._act_ids] = torque.to(self.backend.ctrl.dtype)
 
     def _update_air_time(self, dt_s: float) -> None:
         """legged_gym's feet air time: count up in the air, report it at touchdown."""
