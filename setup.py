@@ -155,8 +155,9 @@ setup(
             'pin',  # Pinocchio (kinematics/dynamics on the robot side)
         ],
         'gpu': [
-            'mujoco-warp',
-            'warp-lang',
+            # backend mjwarp (sim2real/sim/mjwarp.py); runs on Warp's CPU device too
+            'mujoco-warp>=4.0,<5',
+            'warp-lang>=1.19',
         ],
         'dev': [
             'pytest',
@@ -164,6 +165,7 @@ setup(
             'flake8',
             'flake8-quotes',
             'stable-baselines3',
+            'rsl-rl-lib>=5.5,<6',  # bench/ppo_update.py: the reference PPO update
             'onnxscript',  # torch.onnx.export's dynamo exporter needs it
             # tests/test_packaging.py builds with --no-build-isolation
             'setuptools>=68',

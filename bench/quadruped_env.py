@@ -242,10 +242,10 @@ def main() -> None:
 
 def quadruped_env_ratios(out: dict) -> dict:
     """The flat ratio entries of one quadruped_env() result."""
-    ratios = {'quadruped_env_vs_raw': out['ratio_env_vs_raw'],
-              'quadruped_env_vs_gymnasium': out['ratio_env_vs_gymnasium']}
+    ratios = {'env_vs_raw_quadruped': out['ratio_env_vs_raw'],
+              'env_vs_gymnasium_quadruped': out['ratio_env_vs_gymnasium']}
     if 'walking' in out:
-        ratios['quadruped_env_vs_gymnasium_walking'] = out['walking']['ratio_env_vs_gymnasium']
+        ratios['env_vs_gymnasium_quadruped_walking'] = out['walking']['ratio_env_vs_gymnasium']
     return ratios
 
 

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from sim2real.contract import Contract, ContractError
+from sim2real.device import device_scope
 from sim2real.export.onnx_policy import INPUT_NAME, onnx_session, OUTPUT_NAME, read_contract
 from sim2real.mdp.contract import contract_from_env
 from sim2real.mdp.env import RLEnv
@@ -48,8 +49,9 @@ def onnx_policy(path: str | Path) -> tuple[Policy, Contract]:
     session = onnx_session(path)
 
     def act(obs: torch.Tensor) -> torch.Tensor:
-        out = session.run([OUTPUT_NAME], {INPUT_NAME: obs.numpy().astype(np.float32)})[0]
-        return torch.from_numpy(out)
+        out = session.run([OUTPUT_NAME],
+                          {INPUT_NAME: obs.cpu().numpy().astype(np.float32)})[0]
+        return torch.from_numpy(out).to(obs.device)
     return act, contract
 
 
@@ -118,7 +120,8 @@ def evaluate(policy_path: str | Path, episodes: int, seed: int = 12345,
     result = {'task': task, 'policy': str(path), 'source': source, 'seed': seed,
               'randomization': 'play' if play else 'full', 'backend': backend,
               'device': device}
-    result.update(rollout_episodes(env, policy))
+    with device_scope(env.device):
+        result.update(rollout_episodes(env, policy))
     if video is not None:
         from sim2real.render import record_rollout
         result['video'] = str(record_rollout(env, policy, video))

@@ -17,6 +17,7 @@ from typing import Callable
 import torch
 import yaml
 
+from sim2real.device import device_scope
 from sim2real.mdp.env import RLEnv
 from sim2real.mdp.serialize import to_plain
 from sim2real.rl.checkpoint import latest_checkpoint, load_checkpoint
@@ -120,9 +121,10 @@ def train(args: TrainArgs, run_dir: str | os.PathLike, resume: bool = False,
               'obs_dims': env.obs_dims, 'num_actions': env.num_actions,
               'env': to_plain(env.cfg)}
     (run_dir / 'config.yaml').write_text(yaml.safe_dump(config, sort_keys=False))
-    runner = OnPolicyRunner(env, ppo_cfg, runner_cfg, run_dir, config)
-    result = runner.learn(max_iterations=max_iterations, max_seconds=max_seconds,
-                          resume=resume, stop_when=stop_when)
+    with device_scope(env.device):   # the learner's networks and buffers beside the env's
+        runner = OnPolicyRunner(env, ppo_cfg, runner_cfg, run_dir, config)
+        result = runner.learn(max_iterations=max_iterations, max_seconds=max_seconds,
+                              resume=resume, stop_when=stop_when)
     summary = {'task': args.task, 'seed': args.seed, 'backend': args.backend,
                'device': args.device,
                'action': args.action, 'num_envs': num_envs, **result,

@@ -1,5 +1,6 @@
 """The batched RL environment: a scene stepped by an action term, observed and rewarded by
-managers. All tensors are torch, shape (num_envs, ...), on the CPU."""
+managers. All tensors are torch, shape (num_envs, ...), on ``cfg.device`` (the CPU, or CUDA
+with the mjwarp backend); see sim2real/device.py."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import logging
 
 import torch
 
+from sim2real.device import generator, on_device
 from sim2real.mdp.cfg import EnvCfg
 from sim2real.mdp.managers import (
     EventManager, ObservationManager, RewardManager, TerminationManager)
@@ -19,16 +21,17 @@ class RLEnv:
 
     def __init__(self, cfg: EnvCfg):
         """Build scene, commands, action term and managers; apply startup events; reset."""
-        if torch.device(cfg.device).type != 'cpu':
-            # the mjwarp backend runs on CUDA (sim2real/sim/mjwarp.py), but the managers,
-            # terms and learner still allocate on the CPU: refuse rather than copy every step
-            raise ValueError(f'device "{cfg.device}": the env layer keeps its tensors on the '
-                             'CPU so far; use --device cpu (GPU support: issue 5)')
+        self.device = torch.device('cuda:0' if cfg.device == 'cuda' else cfg.device)
+        self._build(cfg)
+
+    @on_device
+    def _build(self, cfg: EnvCfg) -> None:
+        """The body of __init__, run with the env's device as torch's default."""
         self.cfg = cfg
         self.num_envs = cfg.num_envs
         self.step_dt_s = cfg.step_dt_s
         self.max_episode_length = round(cfg.episode_length_s / self.step_dt_s)
-        self.rng = torch.Generator().manual_seed(cfg.seed)
+        self.rng = generator(self.device, cfg.seed)
         self.scene = cfg.scene.class_type(self, **cfg.scene.params)
         self.commands = {n: c.class_type(self, **c.params) for n, c in cfg.commands.items()}
         self.action_term = cfg.action.class_type(self, **cfg.action.params)
@@ -57,6 +60,7 @@ class RLEnv:
         """Time since each env's last reset [s], (N,)."""
         return self.episode_length * self.step_dt_s
 
+    @on_device
     def reset(self, seed: int | None = None) -> dict[str, torch.Tensor]:
         """Reset every env (reseeding first when seed is given); returns observations."""
         if seed is not None:
@@ -67,8 +71,10 @@ class RLEnv:
         self._obs = self.observations.compute()
         return self._obs
 
+    @on_device
     def step(self, actions: torch.Tensor):
         """Advance one policy step: (obs, rewards, terminated, truncated, extras)."""
+        actions = actions.to(self.device)   # no-op when already there
         self.action_term.process(actions)
         self.scene.simulate(self.cfg.decimation, self.action_term.apply)
         self.scene.refresh()

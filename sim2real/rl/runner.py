@@ -16,6 +16,7 @@ import torch
 from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
+from sim2real.device import generator
 from sim2real.rl.checkpoint import (
     CheckpointError, checkpoint_path, latest_checkpoint, load_checkpoint, prune_checkpoints,
     save_checkpoint,
@@ -85,7 +86,7 @@ class OnPolicyRunner:
             config_dict = {'ppo': asdict(ppo_cfg), 'runner': asdict(runner_cfg)}
         self.config = _plain(config_dict)
         torch.manual_seed(runner_cfg.seed)
-        self.generator = torch.Generator().manual_seed(runner_cfg.seed)
+        self.generator = generator(getattr(env, 'device', 'cpu'), runner_cfg.seed)
         self.ppo = PPO(env.obs_dims['policy'], env.obs_dims['critic'], env.num_actions,
                        env.num_envs, ppo_cfg, self.generator)
         self.iteration = 0

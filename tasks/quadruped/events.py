@@ -34,7 +34,7 @@ def randomize_foot_friction(env, env_ids: torch.Tensor,
                             friction_range: tuple[float, float]) -> None:
     """Sliding friction of all four feet of an env ~ U(range) (absolute; feet win contacts)."""
     values, _ = _field(env, 'geom_friction')
-    feet = torch.from_numpy(env.scene.info.foot_geom_ids)
+    feet = torch.as_tensor(env.scene.info.foot_geom_ids)
     mu = sample_uniform(env, *friction_range, (len(env_ids), 1))
     values[env_ids[:, None], feet[None, :], 0] = mu.to(values.dtype)
 
@@ -140,9 +140,9 @@ def reset_joints_by_scale(env, env_ids: torch.Tensor, scale_range: tuple[float, 
     q = default * sample_uniform(env, *scale_range, (len(env_ids), len(default)))
     limits = scene.joint_pos_limits_rad.double()
     q = q.clamp(limits[:, 0], limits[:, 1])
-    adr = torch.from_numpy(scene.info.qpos_adr)
+    adr = torch.as_tensor(scene.info.qpos_adr)
     scene.backend.qpos[env_ids[:, None], adr[None, :]] = q.to(scene.backend.qpos.dtype)
-    scene.backend.qvel[env_ids[:, None], torch.from_numpy(scene.info.qvel_adr)[None, :]] = 0.0
+    scene.backend.qvel[env_ids[:, None], torch.as_tensor(scene.info.qvel_adr)[None, :]] = 0.0
 
 
 def push_base(env, env_ids: torch.Tensor, lin_vel_m_s: float) -> None:

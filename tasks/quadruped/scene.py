@@ -19,6 +19,7 @@ import torch
 from sim2real import terms
 from sim2real.assets import urdf_path
 from sim2real.contract import file_sha256
+from sim2real.device import generator
 from sim2real.sim.backend import make_backend
 from sim2real.sim.joint_actuator import JointActuator, JointActuatorCfg
 from sim2real.sim.legged import legged_info, legged_spec, LEGS
@@ -47,7 +48,7 @@ def _index(ids) -> slice | torch.Tensor:
     """A slice for consecutive ids (views, no gather copies), else an index tensor."""
     if len(ids) and (ids == range(ids[0], ids[0] + len(ids))).all():
         return slice(int(ids[0]), int(ids[0]) + len(ids))
-    return torch.from_numpy(ids)
+    return torch.as_tensor(ids)
 
 
 class QuadrupedScene:
@@ -65,7 +66,7 @@ class QuadrupedScene:
         ground = None if terrain is None else generate(terrain, seed=env.cfg.seed)
         # the curriculum draws from its own generator: its draws depend on how episodes
         # went, and must not shift the env's stream (a reseeded reset repeats its draws)
-        curriculum_rng = torch.Generator().manual_seed(env.cfg.seed)
+        curriculum_rng = generator(env.device, env.cfg.seed)
         self.ground = GroundModel(ground, n, max_init_level, curriculum_rng)
         spec = legged_spec(self.urdf_path, env.cfg.physics_dt_s,
                            None if ground is None else hfield_args(ground))
@@ -89,9 +90,9 @@ class QuadrupedScene:
         self._qpos_adr = _index(info.qpos_adr)
         self._qvel_adr = _index(info.qvel_adr)
         self._act_ids = _index(info.actuator_ids)
-        self.default_joint_pos_rad = torch.from_numpy(info.default_joint_pos_rad).float()
+        self.default_joint_pos_rad = torch.as_tensor(info.default_joint_pos_rad).float()
         """Standing pose [rad], policy order, (12,)."""
-        self.joint_pos_limits_rad = torch.from_numpy(info.pos_limits_rad).float()
+        self.joint_pos_limits_rad = torch.as_tensor(info.pos_limits_rad).float()
         """Joint ranges (lower, upper) [rad], (12, 2)."""
         self.actuator = JointActuator(JointActuatorCfg(
             kp_nm_per_rad, kd_nm_s_per_rad, tuple(info.effort_limit_nm),

@@ -42,8 +42,8 @@ class GroundModel:
         self.num_envs = num_envs
         self.curriculum = None
         if terrain is not None:
-            self._heights = torch.from_numpy(terrain.heights_m)
-            origins = torch.from_numpy(terrain.origins_w)
+            self._heights = torch.as_tensor(terrain.heights_m)
+            origins = torch.as_tensor(terrain.origins_w)
             self.curriculum = TerrainCurriculum(origins, num_envs, max_init_level, generator)
 
     def height(self, x_w: torch.Tensor, y_w: torch.Tensor) -> torch.Tensor:

@@ -82,8 +82,8 @@ def test_rough_terrain_agrees_in_the_median():
     ('quadrotor_hover.onnx', 64, 'success_rate', True),
     ('quadruped_flat.onnx', 32, 'lin_vel_error_mps', False),
 ])
-def test_policy_trained_on_mujoco_keeps_90pct_on_mjwarp(policy, episodes, metric,
-                                                       higher_is_better):
+def test_policy_trained_on_mujoco_keeps_90pct_on_mjwarp(
+        policy, episodes, metric, higher_is_better):
     """The shipped policies (trained on mujoco) evaluated on mjwarp under full randomization
     keep >= 90 % of their success rate, or their tracking error grows by <= 1/0.9."""
     ref = evaluate(POLICIES / policy, episodes, backend='mujoco')

@@ -1,0 +1,37 @@
+"""Where torch tensors of the env and the learner live: the CPU, or a CUDA device.
+
+With the ``mjwarp`` backend on CUDA the simulation state is already on the GPU; the env's
+terms, the managers and the learner then allocate there too. Code creates tensors without
+naming a device and runs inside ``device_scope``, which makes the device the default of
+torch's factory functions (``torch.zeros``, ``torch.tensor``, ``torch.as_tensor``...).
+On the CPU the scope does nothing (a torch function mode costs time on every op).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+
+import torch
+
+
+def device_scope(device: str | torch.device):
+    """A context in which device is the default device of torch's factory functions."""
+    device = torch.device(device)
+    if device.type == 'cpu':
+        return contextlib.nullcontext()
+    return device
+
+
+def on_device(method):
+    """Run a method of an object with a ``device`` attribute inside its device_scope."""
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        with device_scope(self.device):
+            return method(self, *args, **kwargs)
+    return wrapper
+
+
+def generator(device: str | torch.device, seed: int) -> torch.Generator:
+    """A seeded random generator on device (sampling requires generator and output to match)."""
+    return torch.Generator(device=torch.device(device)).manual_seed(seed)
