@@ -11,12 +11,11 @@ import logging
 import torch
 
 from bench.common import report, write_results
-from bench.deploy_loop import deploy_loop
 from bench.env_throughput import env_vs_raw
-from bench.quadruped_env import quadruped_env, quadruped_env_ratios
-from bench.quadruped_train import time_to_level
-from bench.sb3_hover import sb3_time_to_success
-from bench.train_hover import time_to_success
+from bench.ppo_update import ppo_update
+
+# the anchors that need ROS 2, Gymnasium or Stable-Baselines3 are imported where they run, so
+# the GPU set (bench/gpu.sh: --backend mjwarp --quick --skip-deploy-loop) needs none of them
 
 
 def main() -> None:
@@ -36,6 +35,15 @@ def main() -> None:
                         help='deploy-loop windows per node, alternated; medians reported')
     parser.add_argument('--deploy-realtime', action='store_true',
                         help='deploy-loop processes under SCHED_FIFO where allowed')
+    parser.add_argument('--backend', default='all', choices=['all', 'mujoco', 'mjwarp'],
+                        help='simulation backend(s) of the env-throughput benches')
+    parser.add_argument('--device', default='cpu',
+                        help="device of the mjwarp benches: 'cpu' (Warp's CPU device) or 'cuda'")
+    parser.add_argument('--mjwarp-envs', type=int, default=None,
+                        help='simulations of the mjwarp benches (default 256 on cpu, 8192 on '
+                        'cuda)')
+    parser.add_argument('--skip-sb3', action='store_true',
+                        help='time sim2real to 90 %% hover success without the SB3 anchor')
     parser.add_argument('--quadruped-run', default=None,
                         help='run directory of a quadruped-flat training to read the wall '
                         'clock to the acceptance level from (bench/quadruped_train.py)')
@@ -43,24 +51,46 @@ def main() -> None:
     logging.basicConfig(level=logging.WARNING)
     torch.set_num_threads(1)
     results, ratios = {}, {}
-    results['env_vs_raw_quadrotor'] = env_vs_raw('quadrotor-hover')
-    ratios['env_vs_raw_quadrotor'] = results['env_vs_raw_quadrotor']['ratio']
-    results['quadruped_env'] = quad = quadruped_env()
-    # >= 0.85: the env layer costs at most 15 % over bare PD stepping of the same batch;
-    # >= 5: the batched env against Gymnasium's AsyncVectorEnv on the same model
-    ratios.update(quadruped_env_ratios(quad))   # walking: the shipped policy's actions
+    if args.backend in ('all', 'mujoco'):
+        from bench.quadruped_env import quadruped_env, quadruped_env_ratios
+        results['env_vs_raw_quadrotor'] = env_vs_raw('quadrotor-hover')
+        ratios['env_vs_raw_quadrotor'] = results['env_vs_raw_quadrotor']['ratio']
+        results['quadruped_env'] = quad = quadruped_env()
+        # >= 0.85: the env layer costs at most 15 % over bare PD stepping of the same batch;
+        # >= 5: the batched env against Gymnasium's AsyncVectorEnv on the same model
+        ratios.update(quadruped_env_ratios(quad))   # walking: the shipped policy's actions
+    if args.backend in ('all', 'mjwarp'):
+        envs = args.mjwarp_envs or (256 if args.device == 'cpu' else 8192)
+        for task, key in (('quadrotor-hover', 'quadrotor'), ('quadruped-flat', 'quadruped')):
+            name = f'env_vs_raw_{key}_mjwarp'
+            results[name] = env_vs_raw(task, num_envs=envs, repeats=10 if envs <= 256 else 30,
+                                       backend='mjwarp', device=args.device)
+            ratios[name] = results[name]['ratio']
+    # >= 1: our PPO update processes samples at least as fast as rsl_rl's on the same
+    # network and batch
+    results['ppo_update'] = update = ppo_update(
+        device=args.device if args.backend == 'mjwarp' else 'cpu')
+    ratios['ppo_update_vs_rsl_rl'] = update['ratio']
     if args.quadruped_run:
+        from bench.quadruped_train import time_to_level
         results['quadruped_train'] = time_to_level(args.quadruped_run)
     if not args.skip_deploy_loop:
+        from bench.deploy_loop import deploy_loop
         results['deploy_loop'] = loop = deploy_loop(
             args.policy, repeats=args.deploy_repeats, realtime=args.deploy_realtime)
         # > 1 means our policy node's 500 Hz loop is steadier than the plain rclpy node's
         # (MultiThreadedExecutor; '_plain_single_': the same node on a SingleThreadedExecutor)
         ratios.update(loop['ratios'])
     if not args.quick:
-        ours = time_to_success(max_seconds=args.max_seconds)
+        from bench.train_hover import time_to_success
+        backend = 'mjwarp' if args.backend == 'mjwarp' else 'mujoco'
+        ours = time_to_success(max_seconds=args.max_seconds, backend=backend,
+                               device=args.device if backend == 'mjwarp' else 'cpu')
         results['train_hover_sim2real'] = ours
-        ratios['hover_wall_clock_to_90pct_s'] = ours['wall_s']
+        suffix = '' if backend == 'mujoco' else f'_{backend}_{args.device.split(":")[0]}'
+        ratios[f'hover_wall_clock_to_90pct_s{suffix}'] = ours['wall_s']
+    if not args.quick and not args.skip_sb3:
+        from bench.sb3_hover import sb3_time_to_success
         budget = args.sb3_budget_s or min(3.0 * ours['wall_s'], 600.0)
         sb3 = sb3_time_to_success(budget)
         results['train_hover_sb3'] = sb3

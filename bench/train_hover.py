@@ -11,6 +11,7 @@ import tempfile
 import time
 
 from bench.common import report
+from sim2real.device import device_scope
 from sim2real.evaluate import rollout_episodes
 from sim2real.rl.ppo import PPOCfg
 from sim2real.rl.runner import OnPolicyRunner, RunnerCfg
@@ -24,9 +25,11 @@ TARGET_SUCCESS = 0.9
 class PeriodicEval:
     """stop_when callback: evaluate every few iterations, stop at the target success."""
 
-    def __init__(self, policy_fn, every: int, target: float, episodes: int = 256):
+    def __init__(self, policy_fn, every: int, target: float, episodes: int = 256,
+                 backend: str = 'mujoco', device: str = 'cpu'):
         """policy_fn() returns the current deterministic policy callable."""
-        self.env = build_env(TASK, seed=12345, num_envs=episodes)
+        self.env = build_env(TASK, seed=12345, num_envs=episodes, backend=backend,
+                             device=device)
         self.policy_fn, self.every, self.target = policy_fn, every, target
         self.eval_s = 0.0
         self.checks: list[dict] = []
@@ -36,7 +39,8 @@ class PeriodicEval:
         if entry['iteration'] % self.every:
             return False
         start = time.monotonic()
-        result = rollout_episodes(self.env, self.policy_fn())
+        with device_scope(self.env.device):
+            result = rollout_episodes(self.env, self.policy_fn())
         self.eval_s += time.monotonic() - start
         self.checks.append({'iteration': entry['iteration'], 'env_steps': entry['env_steps'],
                             'success_rate': result['success_rate']})
@@ -44,22 +48,26 @@ class PeriodicEval:
 
 
 def time_to_success(seed: int = 0, max_seconds: float = 900.0, eval_every: int = 10,
-                    target: float = TARGET_SUCCESS) -> dict:
+                    target: float = TARGET_SUCCESS, backend: str = 'mujoco',
+                    device: str = 'cpu') -> dict:
     """Train quadrotor-hover with the task defaults until evaluation reaches target."""
     train = get_task(TASK).train
-    env = build_env(TASK, seed=seed, num_envs=train['num_envs'])
+    env = build_env(TASK, seed=seed, num_envs=train['num_envs'], backend=backend,
+                    device=device)
     ppo_cfg = PPOCfg(**copy.deepcopy(train['ppo']))
     runner_cfg = RunnerCfg(max_iterations=10 ** 6, seed=seed, save_interval=10 ** 6,
                            progress_bar=False, learn_threads=train.get('learn_threads'))
-    with tempfile.TemporaryDirectory() as run_dir:
+    with tempfile.TemporaryDirectory() as run_dir, device_scope(env.device):
         runner = OnPolicyRunner(env, ppo_cfg, runner_cfg, run_dir)
-        check = PeriodicEval(lambda: runner.ppo.actor_critic.act_inference, eval_every, target)
+        check = PeriodicEval(lambda: runner.ppo.actor_critic.act_inference, eval_every, target,
+                             backend=backend, device=device)
         summary = runner.learn(max_seconds=max_seconds, stop_when=check)
     wall_s = summary['wall_s'] - check.eval_s
     reached = bool(check.checks) and check.checks[-1]['success_rate'] >= target
-    out = {'wall_s': wall_s, 'reached': reached, 'env_steps': summary['env_steps'],
-           'iterations': summary['iterations'], 'checks': check.checks}
-    report('train_hover[sim2real]', f"{'reached' if reached else 'NOT reached'} "
+    out = {'backend': backend, 'device': device, 'wall_s': wall_s, 'reached': reached,
+           'env_steps': summary['env_steps'], 'iterations': summary['iterations'],
+           'checks': check.checks}
+    report(f'train_hover[{backend},{device}]', f"{'reached' if reached else 'NOT reached'} "
            f'{target:.0%} eval success in {wall_s:.0f} s ({summary["env_steps"]:,} steps) '
            '(goal <= 60 s; anchor: Learning to Fly in Seconds, 18 s in C++ on a laptop)')
     return out

@@ -92,7 +92,6 @@ class MjwarpBackend(FloatingBaseBackend):
         self._batchable = _batched_fields(mjw)
         self._views: dict[str, torch.Tensor] = {}
         self._graph = None
-        self._all = torch.ones(num_envs, dtype=torch.bool, device=self.device)
 
     def _stream(self):
         """Warp's handle of torch's current stream on a CUDA device (None on the CPU)."""
