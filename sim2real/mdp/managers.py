@@ -54,12 +54,13 @@ class ObservationManager:
             if g in self._previous:
                 self._previous[g][env_ids] = torch.nan  # refilled by the next compute
 
-    def compute_group(self, group: str) -> torch.Tensor:
-        """Current (undelayed) observation vector of one group, (N, D)."""
+    def compute_group(self, group: str, cache: dict | None = None) -> torch.Tensor:
+        """Current (undelayed) observation vector of one group, (N, D). Raw term outputs
+        are memoized in cache, when given, so groups sharing a term compute it once."""
         cfg = self.groups[group]
         parts = {}
         for name, term in cfg.terms.items():
-            value = term.func(self.env, **term.params) * term.scale
+            value = self._raw(term, cache) * term.scale
             if term.noise_std > 0.0 and cfg.add_noise:
                 value = value + term.noise_std * torch.randn(
                     value.shape, generator=self.env.rng, dtype=value.dtype)
@@ -70,11 +71,28 @@ class ObservationManager:
         _check_finite(out, parts)
         return out
 
+    def _raw(self, term, cache: dict | None) -> torch.Tensor:
+        """term.func(env, **params), once per cache (terms are pure functions of the env)."""
+        if cache is None:
+            return term.func(self.env, **term.params)
+        try:
+            key = (term.func, tuple(sorted(term.params.items())))
+            hash(key)
+        except TypeError:   # unhashable parameters: no sharing
+            return term.func(self.env, **term.params)
+        if key not in cache:
+            cache[key] = term.func(self.env, **term.params)
+        return cache[key]
+
     def compute(self) -> dict[str, torch.Tensor]:
         """All groups, each delayed per env by 0 or 1 tick as drawn at reset."""
         out = {}
-        for g in self.groups:
-            current = self.compute_group(g)
+        cache = {}
+        for g, cfg in self.groups.items():
+            current = self.compute_group(g, cache)
+            if cfg.delay_ticks[1] == 0:   # never delayed: no history to keep
+                out[g] = current
+                continue
             previous = self._previous.get(g)
             if previous is None:
                 previous = current
