@@ -3,7 +3,9 @@
 The model is the same compiled ``MjModel`` the ``mujoco`` backend steps. State and
 per-world model fields live in Warp arrays that torch reads and writes without a copy
 (``wp.to_torch``). On a CUDA device one physics step is captured once as a CUDA graph and
-replayed; the actuator callback (torch) and the graph run on the same stream, in order.
+replayed. Warp runs on its device stream, a blocking stream, and torch on the legacy default
+stream, which orders itself against blocking streams: the actuator callback's writes and the
+step's reads happen in program order without explicit synchronization.
 On the CPU device (tests, CI) kernels are compiled on first use and kept in Warp's kernel
 cache (``WARP_CACHE_PATH`` or ``~/.cache/warp``), so later runs start in seconds.
 
@@ -93,12 +95,6 @@ class MjwarpBackend(FloatingBaseBackend):
         self._views: dict[str, torch.Tensor] = {}
         self._graph = None
 
-    def _stream(self):
-        """Warp's handle of torch's current stream on a CUDA device (None on the CPU)."""
-        if self.wp_device.is_cpu:
-            return None
-        return self._wp.stream_from_torch(torch.cuda.current_stream(self.device))
-
     def reset(self, env_ids: torch.Tensor) -> None:
         """Reset the given worlds to the model's defaults."""
         mask = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
@@ -141,24 +137,17 @@ class MjwarpBackend(FloatingBaseBackend):
             return
         if self._graph is None:
             mjw.step(self.wmodel, self.wdata)   # compiles and loads every kernel first
-            with wp.ScopedCapture(device=self.wp_device, stream=self._stream()) as capture:
+            with wp.ScopedCapture(device=self.wp_device) as capture:
                 mjw.step(self.wmodel, self.wdata)
             self._graph = capture.graph
             log.info('captured the MuJoCo Warp step as a CUDA graph on %s', self.wp_device)
-        wp.capture_launch(self._graph, stream=self._stream())
+        wp.capture_launch(self._graph)
 
     def simulate(self, num_substeps: int, before_substep: Callable[[float], None]) -> None:
         """Advance all worlds num_substeps physics steps, calling the actuator first."""
-        stream = self._stream()
-        if stream is None:
-            for _ in range(num_substeps):
-                before_substep(self.physics_dt_s)
-                self._step()
-            return
-        with self._wp.ScopedStream(stream):
-            for _ in range(num_substeps):
-                before_substep(self.physics_dt_s)
-                self._step()
+        for _ in range(num_substeps):
+            before_substep(self.physics_dt_s)
+            self._step()
 
     def copy_to_host(self, env_id: int, data: mujoco.MjData) -> mujoco.MjModel:
         """Copy world env_id's joint state into data (kinematics left to mj_forward)."""
