@@ -34,6 +34,10 @@ class Transition:
     """1.0 where the episode ended after this step (N,)."""
 
 
+_MATRIX_FIELDS = ('obs_policy', 'obs_critic', 'actions', 'old_means', 'old_stds')
+"""Minibatch fields that stay 2-D even when one column wide (e.g. a 1-D action)."""
+
+
 @dataclass
 class Minibatch:
     """A flat, shuffled slice of the rollout used for one gradient step."""
@@ -126,9 +130,14 @@ class RolloutStorage:
             'old_means': self.action_means, 'old_stds': self.action_stds,
             'advantages': self.advantages, 'returns': self.returns,
         }
-        flat = {k: v.reshape(batch_size, *v.shape[2:]) for k, v in flat.items()}
+        flat = {k: v.reshape(batch_size, -1) for k, v in flat.items()}
+        # one (T*N, columns) table, so a minibatch is one row gather instead of nine
+        widths = [v.shape[1] for v in flat.values()]
+        table = torch.cat(list(flat.values()), dim=1)
         for _ in range(num_epochs):
             perm = torch.randperm(batch_size, generator=generator)
             for i in range(num_mini_batches):
-                idx = perm[i * mb_size:(i + 1) * mb_size]
-                yield Minibatch(**{k: v[idx] for k, v in flat.items()})
+                rows = table[perm[i * mb_size:(i + 1) * mb_size]]
+                parts = dict(zip(flat, rows.split(widths, dim=1)))
+                yield Minibatch(**{k: v if v.shape[1] > 1 or k in _MATRIX_FIELDS else v[:, 0]
+                                   for k, v in parts.items()})
