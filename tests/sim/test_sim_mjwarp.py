@@ -106,3 +106,16 @@ def test_rotor_thrust_hovers_both_backends(model):
     assert z['mujoco'] == pytest.approx(1.0, abs=1e-4)
     assert z['mjwarp'] == pytest.approx(z['mujoco'], abs=1e-5)
     assert not math.isnan(z['mjwarp'])
+
+
+def test_copy_to_host_for_rendering(model):
+    """copy_to_host puts a world's state into an MjData: after mj_forward the body sits where
+    the backend's qpos says (what `eval --video` renders)."""
+    import mujoco
+    backend = make_backend(model, 2, 'mjwarp')
+    _levitate(backend, height_m=1.5)
+    backend.qpos[1, 0] = 0.25
+    data = mujoco.MjData(model)
+    host_model = backend.copy_to_host(1, data)
+    mujoco.mj_forward(host_model, data)
+    assert data.xpos[1].tolist() == pytest.approx([0.25, 0.0, 1.5], abs=1e-6)
