@@ -35,3 +35,20 @@ def on_device(method):
 def generator(device: str | torch.device, seed: int) -> torch.Generator:
     """A seeded random generator on device (sampling requires generator and output to match)."""
     return torch.Generator(device=torch.device(device)).manual_seed(seed)
+
+
+def get_rng_state(device: str | torch.device) -> torch.Tensor:
+    """State of torch's global generator that samples on device (CPU or that CUDA device)."""
+    device = torch.device(device)
+    if device.type == 'cuda':
+        return torch.cuda.get_rng_state(device)
+    return torch.get_rng_state()
+
+
+def set_rng_state(state: torch.Tensor, device: str | torch.device) -> None:
+    """Restore the state get_rng_state returned for the same device."""
+    device = torch.device(device)
+    if device.type == 'cuda':
+        torch.cuda.set_rng_state(state, device)
+    else:
+        torch.set_rng_state(state)

@@ -115,7 +115,9 @@ def evaluate(policy_path: str | Path, episodes: int, seed: int = 12345,
         policy, contract = onnx_policy(path)
         task, action, source = contract.task, contract.action.kind, 'onnx'
     env = build_env(task, seed, episodes, action, play=play, backend=backend, device=device)
-    if contract is not None:
+    if contract is None:
+        model.to(env.device)   # a checkpoint loads on the CPU
+    else:
         check_contract(contract, contract_from_env(env))
     result = {'task': task, 'policy': str(path), 'source': source, 'seed': seed,
               'randomization': 'play' if play else 'full', 'backend': backend,

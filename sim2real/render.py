@@ -47,7 +47,8 @@ def record_rollout(env, policy, path: str | Path, env_id: int = 0, width: int = 
                 backend.copy_to_host(env_id, data)
                 mujoco.mj_forward(model, data)
                 renderer.update_scene(data, camera='chase')
-                _add_marker(renderer.scene, env.command('target').pos_w[env_id].numpy(), 0.03)
+                target_w = env.command('target').pos_w[env_id].cpu().numpy()
+                _add_marker(renderer.scene, target_w, 0.03)
                 frames.append(Image.fromarray(renderer.render()))
     finally:
         renderer.close()

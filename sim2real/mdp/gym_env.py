@@ -37,21 +37,21 @@ class GymVectorEnv(gym.vector.VectorEnv):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Reset all sub-environments; returns (obs, infos)."""
         obs = self.env.reset(seed=seed)
-        return obs['policy'].numpy(), {}
+        return obs['policy'].cpu().numpy(), {}
 
     def step(self, actions):
         """Step all sub-environments: (obs, rewards, terminations, truncations, infos)."""
         act = torch.as_tensor(np.asarray(actions), dtype=torch.float32)
         obs, rewards, terminated, truncated, extras = self.env.step(act)
         infos = {'log': extras['log']}
-        done = (terminated | truncated).numpy()
+        done = (terminated | truncated).cpu().numpy()
         if done.any():
-            final = extras['final_obs'].numpy()
+            final = extras['final_obs'].cpu().numpy()
             # filled element by element: np.array(list, dtype=object) would turn a list of
             # equal-length rows (every env done) into a 2-D object array
             infos['final_obs'] = np.full(self.num_envs, None, dtype=object)
             for i in np.flatnonzero(done):
                 infos['final_obs'][i] = final[i]
             infos['_final_obs'] = done
-        return (obs['policy'].numpy(), rewards.numpy(), terminated.numpy(),
-                truncated.numpy(), infos)
+        return (obs['policy'].cpu().numpy(), rewards.cpu().numpy(), terminated.cpu().numpy(),
+                truncated.cpu().numpy(), infos)

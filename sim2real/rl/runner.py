@@ -16,7 +16,7 @@ import torch
 from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
-from sim2real.device import generator
+from sim2real.device import generator, get_rng_state, set_rng_state
 from sim2real.rl.checkpoint import (
     CheckpointError, checkpoint_path, latest_checkpoint, load_checkpoint, prune_checkpoints,
     save_checkpoint,
@@ -86,7 +86,8 @@ class OnPolicyRunner:
             config_dict = {'ppo': asdict(ppo_cfg), 'runner': asdict(runner_cfg)}
         self.config = _plain(config_dict)
         torch.manual_seed(runner_cfg.seed)
-        self.generator = generator(getattr(env, 'device', 'cpu'), runner_cfg.seed)
+        self.device = getattr(env, 'device', torch.device('cpu'))
+        self.generator = generator(self.device, runner_cfg.seed)
         self.ppo = PPO(env.obs_dims['policy'], env.obs_dims['critic'], env.num_actions,
                        env.num_envs, ppo_cfg, self.generator)
         self.iteration = 0
@@ -94,7 +95,7 @@ class OnPolicyRunner:
         self.history: list[dict[str, float]] = []
         # torch's global RNG between learn() calls, so other code (or another runner) using it
         # in the meantime cannot change this run's action noise
-        self.rng_state = torch.get_rng_state()
+        self.rng_state = get_rng_state(self.device)
         self._learning = False
 
     def state_dict(self) -> dict:
@@ -102,7 +103,7 @@ class OnPolicyRunner:
         return {
             'format': CHECKPOINT_FORMAT, **self.ppo.state_dict(),
             'iteration': self.iteration, 'env_steps': self.env_steps,
-            'torch_rng_state': torch.get_rng_state() if self._learning else self.rng_state,
+            'torch_rng_state': get_rng_state(self.device) if self._learning else self.rng_state,
             'generator_state': self.generator.get_state(),
             'config': self.config, 'history': self.history,
         }
@@ -169,14 +170,14 @@ class OnPolicyRunner:
         writer = SummaryWriter(str(self.run_dir / 'tb'), purge_step=self.iteration or None)
         bar = tqdm(total=total, initial=self.iteration, unit='it', desc='ppo',
                    disable=not self.cfg.progress_bar, dynamic_ncols=True)
-        torch.set_rng_state(self.rng_state)
+        set_rng_state(self.rng_state, self.device)
         self._learning = True
         try:
             with logging_redirect_tqdm():
                 self._train(total, start_s + max_seconds if max_seconds is not None else None,
                             writer, bar, stop_when)
         finally:
-            self.rng_state = torch.get_rng_state()
+            self.rng_state = get_rng_state(self.device)
             self._learning = False
             bar.close()
             writer.close()

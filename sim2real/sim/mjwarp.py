@@ -94,12 +94,14 @@ class MjwarpBackend(FloatingBaseBackend):
         self._batchable = _batched_fields(mjw)
         self._views: dict[str, torch.Tensor] = {}
         self._graph = None
+        self._const_stale = False
 
     def reset(self, env_ids: torch.Tensor) -> None:
         """Reset the given worlds to the model's defaults."""
         mask = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
         mask[env_ids.to(self.device)] = True
-        self._mjw.reset_data(self.wmodel, self.wdata, reset=self._wp.from_torch(mask))
+        with self._wp.ScopedDevice(self.wp_device):   # Warp's default device may be another
+            self._mjw.reset_data(self.wmodel, self.wdata, reset=self._wp.from_torch(mask))
 
     def expand(self, field: str) -> torch.Tensor:
         """Per-world values of a model field, (N, ...) writable view."""
@@ -126,8 +128,15 @@ class MjwarpBackend(FloatingBaseBackend):
         return self._wp.to_torch(array)
 
     def set_const(self, env_ids: torch.Tensor | None = None) -> None:
-        """Recompute derived model constants (every world) after writing masses or inertias."""
-        self._mjw.set_const(self.wmodel, self.wdata)
+        """Recompute derived model constants (every world) after writing masses or inertias,
+        once before the next step however many events asked for it."""
+        self._const_stale = True
+
+    def _update_const(self) -> None:
+        """The pending set_const; derived state fields are left to the next step."""
+        if self._const_stale:
+            self._mjw.set_const(self.wmodel, self.wdata, restore=False)
+            self._const_stale = False
 
     def _step(self) -> None:
         """One physics step of every world (a replayed CUDA graph on a GPU)."""
@@ -135,8 +144,7 @@ class MjwarpBackend(FloatingBaseBackend):
         if self.wp_device.is_cpu:
             mjw.step(self.wmodel, self.wdata)
             return
-        if self._graph is None:
-            mjw.step(self.wmodel, self.wdata)   # compiles and loads every kernel first
+        if self._graph is None:   # ScopedCapture loads (compiles) the modules first
             with wp.ScopedCapture(device=self.wp_device) as capture:
                 mjw.step(self.wmodel, self.wdata)
             self._graph = capture.graph
@@ -145,9 +153,11 @@ class MjwarpBackend(FloatingBaseBackend):
 
     def simulate(self, num_substeps: int, before_substep: Callable[[float], None]) -> None:
         """Advance all worlds num_substeps physics steps, calling the actuator first."""
-        for _ in range(num_substeps):
-            before_substep(self.physics_dt_s)
-            self._step()
+        with self._wp.ScopedDevice(self.wp_device):
+            self._update_const()
+            for _ in range(num_substeps):
+                before_substep(self.physics_dt_s)
+                self._step()
 
     def copy_to_host(self, env_id: int, data: mujoco.MjData) -> mujoco.MjModel:
         """Copy world env_id's joint state into data (kinematics left to mj_forward)."""
