@@ -49,8 +49,7 @@ def physical_params(env) -> torch.Tensor:
     """Privileged: mass, inertia, thrust scales, motor lag, delay, external force, (N, 13)."""
     scene = env.scene
     mass = scene.backend.expand('body_mass')[:, 1:2] / scene.nominal_mass_kg
-    inertia = scene.backend.expand('body_inertia')[:, 1] / torch.as_tensor(
-        scene.nominal_inertia_kg_m2)
+    inertia = scene.backend.expand('body_inertia')[:, 1] / scene.nominal_inertia_t
     act = scene.actuator
     tau = act.time_constant_s / scene.rotors.time_constant_s
     delay = env.action_term._delay[:, None]

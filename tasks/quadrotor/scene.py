@@ -33,6 +33,8 @@ class QuadrotorScene:
         self.robot_name = model.names.split(b'\0', 1)[0].decode() or urdf
         self.nominal_mass_kg = float(body.mass[0])
         self.nominal_inertia_kg_m2 = body.inertia.copy()
+        self.nominal_inertia_t = torch.as_tensor(self.nominal_inertia_kg_m2)
+        """The same on the env's device (float64), for the privileged observation."""
         self.actuator = QuadrotorActuator(
             self.rotors, self.nominal_inertia_kg_m2, env.num_envs, xp=torch,
             dtype=torch.float64)

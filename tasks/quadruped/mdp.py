@@ -10,6 +10,8 @@ Rewards follow legged_gym (Rudin et al. 2022, arXiv:2109.11978) and Isaac Lab's 
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from sim2real import terms
@@ -184,7 +186,7 @@ def base_contact(env) -> torch.Tensor:
 def bad_orientation(env, limit_rad: float) -> torch.Tensor:
     """The base z axis is tilted more than limit_rad from vertical, (N,) bool."""
     cos_tilt = -env.scene.projected_gravity_b[:, 2]
-    return cos_tilt < torch.cos(torch.tensor(limit_rad))
+    return cos_tilt < math.cos(limit_rad)
 
 
 def base_too_low(env, min_height_m: float) -> torch.Tensor:
