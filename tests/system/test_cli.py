@@ -349,3 +349,23 @@ def test_eval_video_writes_an_animated_gif(hover_run, tmp_path):
         assert image.format == 'GIF' and image.size == (480, 360)
         # 25 fps over a 7 s episode of 100 Hz policy steps: every 4th of 699 steps
         assert image.n_frames == 175
+
+
+def test_train_and_eval_on_mjwarp(tmp_path):
+    """`--backend mjwarp` (Warp's CPU device) trains, records backend and device in the
+    summary, and its checkpoint evaluates on both backends alike (an untrained policy:
+    episode ends may differ by one of 8)."""
+    run = tmp_path / 'mjwarp'
+    out = json_line(run_cli(*train_args(run, '--num-envs', '16', '--max-iterations', '2',
+                                        '--backend', 'mjwarp', '--device', 'cpu'),
+                            cwd=tmp_path).stdout)
+    assert (out['backend'], out['device'], out['iterations']) == ('mjwarp', 'cpu', 2)
+    assert out['env_steps'] == 2 * 16 * 24
+    results = {}
+    for backend in ('mujoco', 'mjwarp'):
+        results[backend] = json_line(run_cli('eval', run, '--episodes', '8', '--json',
+                                             '--backend', backend, cwd=tmp_path).stdout)
+        assert results[backend]['backend'] == backend
+    ref, warp = results['mujoco'], results['mjwarp']
+    assert warp['success_rate'] == ref['success_rate']
+    assert warp['termination_rate'] == pytest.approx(ref['termination_rate'], abs=1 / 8)
