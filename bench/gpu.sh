@@ -22,13 +22,14 @@
 #      NAME.whl.part-ab, ... from `split -b 60M NAME.whl NAME.whl.part-`), with NAME.whl.sha256
 #      beside it; the parts are joined and the checksum verified before installing.
 #   2. the package index, when GPU_SH_ONLINE=1 (the same list).
+#   GPU_SH_WHEELS and GPU_SH_DEPS move both folders (e.g. wheels copied to /tmp in parts).
 # Exit codes: 2 packages missing, 3 no CUDA device, 4 a checksum mismatch; else bench.run's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 DEVICE=${GPU_SH_DEVICE:-cuda}   # GPU_SH_DEVICE=cpu exercises the script without a GPU
-DEPS=bench/.gpu-deps
-WHEELS=bench/wheels
+DEPS=${GPU_SH_DEPS:-bench/.gpu-deps}     # where missing packages are installed
+WHEELS=${GPU_SH_WHEELS:-bench/wheels}    # where their wheels lie
 # what a CUDA PyTorch image (torch, numpy, yaml, onnx, onnxruntime, tqdm, matplotlib,
 # tensorboard, absl-py, etils) usually lacks: these and their own dependencies
 REQUIREMENTS='mujoco mujoco-core mujoco-studio websockets mujoco-warp warp-lang rsl-rl-lib
