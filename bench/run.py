@@ -40,7 +40,7 @@ def main() -> None:
     parser.add_argument('--device', default='cpu',
                         help="device of the mjwarp benches: 'cpu' (Warp's CPU device) or 'cuda'")
     parser.add_argument('--mjwarp-envs', type=int, default=None,
-                        help='simulations of the mjwarp benches (default 256 on cpu, 8192 on '
+                        help='simulations of the mjwarp benches (default 1024 on cpu, 8192 on '
                         'cuda)')
     parser.add_argument('--skip-sb3', action='store_true',
                         help='time sim2real to 90 %% hover success without the SB3 anchor')
@@ -60,10 +60,10 @@ def main() -> None:
         # >= 5: the batched env against Gymnasium's AsyncVectorEnv on the same model
         ratios.update(quadruped_env_ratios(quad))   # walking: the shipped policy's actions
     if args.backend in ('all', 'mjwarp'):
-        envs = args.mjwarp_envs or (256 if args.device == 'cpu' else 8192)
+        envs = args.mjwarp_envs or (1024 if args.device == 'cpu' else 8192)
         for task, key in (('quadrotor-hover', 'quadrotor'), ('quadruped-flat', 'quadruped')):
             name = f'env_vs_raw_{key}_mjwarp'
-            results[name] = env_vs_raw(task, num_envs=envs, repeats=10 if envs <= 256 else 30,
+            results[name] = env_vs_raw(task, num_envs=envs, repeats=10 if envs <= 1024 else 30,
                                        backend='mjwarp', device=args.device)
             ratios[name] = results[name]['ratio']
     # >= 1: our PPO update processes samples at least as fast as rsl_rl's on the same
