@@ -22,6 +22,12 @@ class RLEnv:
     def __init__(self, cfg: EnvCfg):
         """Build scene, commands, action term and managers; apply startup events; reset."""
         self.device = torch.device('cuda:0' if cfg.device == 'cuda' else cfg.device)
+        if self.device.type != 'cpu':
+            if cfg.backend != 'mjwarp':
+                raise ValueError(f'backend "{cfg.backend}" runs on the CPU, not on '
+                                 f'"{cfg.device}"; use --backend mjwarp for a GPU')
+            if self.device.type == 'cuda' and not torch.cuda.is_available():
+                raise ValueError(f'device "{cfg.device}": torch sees no CUDA device')
         self._build(cfg)
 
     @on_device
