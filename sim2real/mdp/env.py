@@ -12,6 +12,7 @@ from sim2real.device import generator, on_device
 from sim2real.mdp.cfg import EnvCfg
 from sim2real.mdp.managers import (
     EventManager, ObservationManager, RewardManager, TerminationManager)
+from sim2real.sim.backend import check_backend_device
 
 log = logging.getLogger(__name__)
 
@@ -21,13 +22,8 @@ class RLEnv:
 
     def __init__(self, cfg: EnvCfg):
         """Build scene, commands, action term and managers; apply startup events; reset."""
+        check_backend_device(cfg.backend, cfg.device)   # before anything allocates there
         self.device = torch.device('cuda:0' if cfg.device == 'cuda' else cfg.device)
-        if self.device.type != 'cpu':
-            if cfg.backend != 'mjwarp':
-                raise ValueError(f'backend "{cfg.backend}" runs on the CPU, not on '
-                                 f'"{cfg.device}"; use --backend mjwarp for a GPU')
-            if self.device.type == 'cuda' and not torch.cuda.is_available():
-                raise ValueError(f'device "{cfg.device}": torch sees no CUDA device')
         self._build(cfg)
 
     @on_device

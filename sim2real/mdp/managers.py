@@ -30,6 +30,16 @@ def _check_finite(combined: torch.Tensor, parts: dict[str, torch.Tensor]) -> Non
         raise TermError(f'term {bad} returned non-finite values')
 
 
+def _term_key(term) -> tuple | None:
+    """What identifies a term's raw output (function and parameters); None if unhashable."""
+    key = (term.func, tuple(sorted(term.params.items())))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
 class ObservationManager:
     """Computes observation groups with scaling, clipping, noise and per-env delay."""
 
@@ -43,6 +53,7 @@ class ObservationManager:
         self.group_dims = {g: sum(s.values()) for g, s in self.term_sizes.items()}
         n = env.num_envs
         self._delay = {g: torch.zeros(n, dtype=torch.long) for g in groups}
+        self._keys = {id(t): _term_key(t) for cfg in groups.values() for t in cfg.terms.values()}
         self._previous: dict[str, torch.Tensor] = {}
 
     def reset(self, env_ids: torch.Tensor) -> None:
@@ -73,12 +84,8 @@ class ObservationManager:
 
     def _raw(self, term, cache: dict | None) -> torch.Tensor:
         """term.func(env, **params), once per cache (terms are pure functions of the env)."""
-        if cache is None:
-            return term.func(self.env, **term.params)
-        try:
-            key = (term.func, tuple(sorted(term.params.items())))
-            hash(key)
-        except TypeError:   # unhashable parameters: no sharing
+        key = self._keys[id(term)]
+        if cache is None or key is None:
             return term.func(self.env, **term.params)
         if key not in cache:
             cache[key] = term.func(self.env, **term.params)

@@ -34,10 +34,6 @@ class Transition:
     """1.0 where the episode ended after this step (N,)."""
 
 
-_MATRIX_FIELDS = ('obs_policy', 'obs_critic', 'actions', 'old_means', 'old_stds')
-"""Minibatch fields that stay 2-D even when one column wide (e.g. a 1-D action)."""
-
-
 @dataclass
 class Minibatch:
     """A flat, shuffled slice of the rollout used for one gradient step."""
@@ -130,6 +126,7 @@ class RolloutStorage:
             'old_means': self.action_means, 'old_stds': self.action_stds,
             'advantages': self.advantages, 'returns': self.returns,
         }
+        scalar = {k for k, v in flat.items() if v.dim() == 2}   # (T, N): one value per sample
         flat = {k: v.reshape(batch_size, -1) for k, v in flat.items()}
         # one (T*N, columns) table, so a minibatch is one row gather instead of nine
         widths = [v.shape[1] for v in flat.values()]
@@ -139,5 +136,4 @@ class RolloutStorage:
             for i in range(num_mini_batches):
                 rows = table[perm[i * mb_size:(i + 1) * mb_size]]
                 parts = dict(zip(flat, rows.split(widths, dim=1)))
-                yield Minibatch(**{k: v if v.shape[1] > 1 or k in _MATRIX_FIELDS else v[:, 0]
-                                   for k, v in parts.items()})
+                yield Minibatch(**{k: v[:, 0] if k in scalar else v for k, v in parts.items()})

@@ -110,7 +110,7 @@ class MjwarpBackend(FloatingBaseBackend):
                 raise ValueError(f'model field "{field}" cannot vary per world in MuJoCo Warp')
             for name in (field,) + _SET_CONST_OUTPUTS:
                 self._per_world(name)
-            self._views[field] = self._view(getattr(self.wmodel, field))
+            self._views[field] = self._wp.to_torch(getattr(self.wmodel, field))
         return self._views[field]
 
     def _per_world(self, name: str) -> None:
@@ -122,10 +122,6 @@ class MjwarpBackend(FloatingBaseBackend):
         rows = np.repeat(old.numpy()[:1], self.num_envs, axis=0)
         setattr(self.wmodel, name, wp.array(rows, dtype=old.dtype, device=self.wp_device))
         self._graph = None   # a captured step holds the old array's address
-
-    def _view(self, array) -> torch.Tensor:
-        """A (N, ...) torch view of a per-world Warp array."""
-        return self._wp.to_torch(array)
 
     def set_const(self, env_ids: torch.Tensor | None = None) -> None:
         """Recompute derived model constants (every world) after writing masses or inertias,
