@@ -103,9 +103,10 @@ class ObservationManager:
             previous = self._previous.get(g)
             if previous is None:
                 previous = current
-            stale = torch.isnan(previous[:, 0])
-            previous = torch.where(stale[:, None], current, previous)
-            out[g] = torch.where((self._delay[g] > 0)[:, None], previous, current)
+            # the previous tick only where delayed and not refilled since a reset (one
+            # select over (N, D): at 4096 envs each costs ~0.1 ms)
+            use_previous = (self._delay[g] > 0) & ~torch.isnan(previous[:, 0])
+            out[g] = torch.where(use_previous[:, None], previous, current)
             self._previous[g] = current
         return out
 
@@ -118,28 +119,30 @@ class RewardManager:
         self.env = env
         self.only_positive = only_positive
         self.terms = {n: t for n, t in terms.items() if t.weight != 0.0}
-        self.episode_sums = {n: torch.zeros(env.num_envs) for n in self.terms}
+        self._sums = torch.zeros(len(self.terms), env.num_envs)
+        self.episode_sums = dict(zip(self.terms, self._sums))
+        """Per-term sums over the running episodes, (N,) views of one (terms, N) tensor."""
+        self._weights = {}   # per dt_s: weight * dt as a (terms, 1) column
 
     def compute(self, dt_s: float) -> torch.Tensor:
         """Total reward of this step, (N,)."""
         n = self.env.num_envs
         values = {name: _check(name, term.func(self.env, **term.params), (n,))
                   for name, term in self.terms.items()}
-        weighted = torch.stack([self.terms[name].weight * dt_s * value
-                                for name, value in values.items()])
+        if dt_s not in self._weights:
+            self._weights[dt_s] = torch.tensor(
+                [[t.weight * dt_s] for t in self.terms.values()], dtype=self._sums.dtype)
+        weighted = torch.stack(list(values.values())) * self._weights[dt_s]
         _check_finite(weighted, values)   # before any reaches the episode sums
-        for name, row in zip(values, weighted):
-            self.episode_sums[name] += row
+        self._sums += weighted
         total = weighted.sum(dim=0)
         return total.clamp(min=0.0) if self.only_positive else total
 
     def reset(self, env_ids: torch.Tensor) -> dict[str, float]:
         """Mean episode sums of the finished envs per term, then zero them."""
-        log = {}
-        for name, sums in self.episode_sums.items():
-            log[f'reward/{name}'] = sums[env_ids].mean().item()
-            sums[env_ids] = 0.0
-        return log
+        means = self._sums[:, env_ids].mean(dim=1).tolist()
+        self._sums[:, env_ids] = 0.0
+        return {f'reward/{name}': m for name, m in zip(self.terms, means)}
 
 
 class TerminationManager:

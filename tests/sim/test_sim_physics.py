@@ -136,6 +136,30 @@ def test_rate_controller_torque_uses_body_axis_inertia(model_and_rotors):
     np.testing.assert_allclose(wrench[:, 0], MASS * G, rtol=1e-12)
 
 
+def test_rate_controller_matches_the_torque_law_while_spinning(model_and_rotors):
+    """Spinning at w, the mixed thrusts give tau = J Kp (w_cmd - w) + w x J w exactly.
+
+    By hand for w = (3, -2, 5) rad/s, w_cmd = (3.1, -2, 4.9), J = diag(Ixx, Iyy, Izz): the
+    gyroscopic part w x J w = ((Izz - Iyy) wy wz, (Ixx - Izz) wz wx, (Iyy - Ixx) wx wy),
+    which is most of the roll and pitch torque here; no rotor saturates.
+    """
+    model, rotors = model_and_rotors
+    act = _actuator(model_and_rotors, 1, 'thrust_body_rates')
+    w = np.array([3.0, -2.0, 5.0])
+    command = np.array([MASS * G, 3.1, -2.0, 4.9])
+    speeds = act.rate_control(torch.tensor(command[None]), torch.tensor(w[None]))
+    thrusts = rotors.thrust_coefficient * speeds.numpy()[0] ** 2
+    assert 0.0 < thrusts.min() and thrusts.max() < rotors.max_thrust_n
+    wrench = allocation_matrix(rotors) @ thrusts
+    inertia = model.body_inertia[1]
+    ixx, iyy, izz = inertia
+    gyro = np.array([(izz - iyy) * -2.0 * 5.0, (ixx - izz) * 5.0 * 3.0, (iyy - ixx) * 3.0 * -2.0])
+    np.testing.assert_allclose(gyro, np.cross(w, inertia * w), rtol=1e-12)
+    expected = inertia * np.array([20.0, 20.0, 10.0]) * (command[1:] - w) + gyro
+    np.testing.assert_allclose(wrench[1:], expected, rtol=1e-9)
+    np.testing.assert_allclose(wrench[0], MASS * G, rtol=1e-12)
+
+
 @pytest.mark.parametrize('faster, sign', [((1, 3), 1.0), ((0, 2), -1.0)])
 def test_yaw_direction_convention(model_and_rotors, faster, sign):
     """M2/M4 (clockwise, direction -1) faster yaws the body positive; M1/M3 faster, negative."""
