@@ -38,21 +38,11 @@ class QuadrotorActuator:
         self.rotors = rotors
         self.xp = xp
         self.num_envs = num_envs
+        alloc = allocation_matrix(rotors)
+        self._mix = xp.asarray(np.linalg.inv(alloc).T.copy(), dtype=dtype)   # wrench -> f
+        self._inertia = xp.asarray(np.asarray(inertia_kg_m2), dtype=dtype)
         cfg = rate_cfg or RateControllerCfg()
-        # the controller as three small matrices (see rate_control): one matmul per term on
-        # the whole batch instead of per-axis broadcasts and a cross product (3x faster)
-        mix = np.linalg.inv(allocation_matrix(rotors)).T             # wrench -> rotor thrusts
-        inertia = np.asarray(inertia_kg_m2, dtype=np.float64).reshape(3)
-        j_kp = inertia * np.asarray(cfg.kp_rad_s2_per_rad_s, dtype=np.float64)
-        jx, jy, jz = inertia
-        self._cmd_to_thrust = xp.asarray(np.diag([1.0, *j_kp]) @ mix, dtype=dtype)
-        self._rate_to_thrust = xp.asarray(-j_kp[:, None] * mix[1:], dtype=dtype)
-        self._gyro_to_thrust = xp.asarray(
-            np.array([jz - jy, jx - jz, jy - jx])[:, None] * mix[1:], dtype=dtype)
-        eye = np.eye(3)
-        self._next_axis = xp.asarray(eye[:, [1, 2, 0]], dtype=dtype)   # w -> (wy, wz, wx)
-        self._prev_axis = xp.asarray(eye[:, [2, 0, 1]], dtype=dtype)   # w -> (wz, wx, wy)
-        self._ones_row = xp.asarray(np.ones((1, 4)), dtype=dtype)
+        self._kp = xp.asarray(np.asarray(cfg.kp_rad_s2_per_rad_s), dtype=dtype)
         ones = xp.ones((num_envs, 4), dtype=dtype)
         self.speed_rad_s = ones * 0.0
         """Rotor speeds, the motor state [rad/s], (N, 4)."""
@@ -73,19 +63,14 @@ class QuadrotorActuator:
         return float(np.sqrt(mass_kg * gravity_m_s2 / (4 * self.rotors.thrust_coefficient)))
 
     def rate_control(self, command, ang_vel_b):
-        """Rotor speed commands from [collective thrust N, body rates rad/s] (N, 4).
-
-        Body torque tau = J Kp (w_cmd - w) + w x J w (J diagonal: (w x J w)_x = (Jz - Jy)
-        wy wz, and cyclic), mixed to rotor thrusts f = [T, tau] mix. All three terms are
-        linear in [T, w_cmd], w and the products (wy wz, wz wx, wx wy), so each is one
-        matmul by a constant matrix.
-        """
+        """Rotor speed commands from [collective thrust N, body rates rad/s] (N, 4)."""
         xp = self.xp
-        w = ang_vel_b
-        gyro = (w @ self._next_axis) * (w @ self._prev_axis)
-        thrust = (command @ self._cmd_to_thrust + w @ self._rate_to_thrust
-                  + gyro @ self._gyro_to_thrust)
-        thrust = xp.clip(thrust, 0.0, self.rotors.max_thrust_n)
+        rate_err = command[:, 1:4] - ang_vel_b
+        # tau = J (Kp (w_cmd - w)) + w x J w
+        j_w = ang_vel_b * self._inertia
+        tau = self._inertia * self._kp * rate_err + xp.linalg.cross(ang_vel_b, j_w)
+        wrench = xp.concat([command[:, 0:1], tau], axis=1)
+        thrust = xp.clip(wrench @ self._mix, 0.0, self.rotors.max_thrust_n)
         return xp.sqrt(thrust / self.rotors.thrust_coefficient)
 
     def substep(self, ang_vel_b, dt_s: float):
@@ -96,9 +81,6 @@ class QuadrotorActuator:
         else:
             speed_cmd = self.command
         speed_cmd = xp.clip(speed_cmd, self.rotors.min_speed_rad_s, self.rotors.max_speed_rad_s)
-        # the per-env time constant as (N, 4) (a matmul by ones): same-shape products are
-        # vectorized, a broadcast over 4 columns is not
-        time_constant_s = self.time_constant_s @ self._ones_row
-        self.speed_rad_s = motor_lag(self.speed_rad_s, speed_cmd, dt_s, time_constant_s)
+        self.speed_rad_s = motor_lag(self.speed_rad_s, speed_cmd, dt_s, self.time_constant_s)
         kf = self.rotors.thrust_coefficient
-        return (kf * self.thrust_scale) * (self.speed_rad_s * self.speed_rad_s)
+        return kf * self.thrust_scale * self.speed_rad_s * self.speed_rad_s
