@@ -38,8 +38,13 @@ def _raw_actuator(env):
 
 
 def env_vs_raw(task: str, num_envs: int = 4096, num_threads: int = 0, repeats: int = 30,
-               backend: str = 'mujoco', device: str = 'cpu', block: int = 5) -> dict:
-    """Policy steps/s of the env and of raw stepping of its backend, alternated in blocks."""
+               backend: str = 'mujoco', device: str = 'cpu', block: int = 5,
+               warmup_s: float = 1.0) -> dict:
+    """Policy steps/s of the env and of raw stepping of its backend, alternated in blocks.
+
+    The first warmup_s of simulated time are not timed: the envs leave their synchronized
+    start, so the timed steps include the resets of crashed or fallen robots, as in training.
+    """
     env = build_env(task, seed=0, num_envs=num_envs, num_threads=num_threads,
                     backend=backend, device=device)
     sim = env.scene.backend
@@ -50,19 +55,29 @@ def env_vs_raw(task: str, num_envs: int = 4096, num_threads: int = 0, repeats: i
     def raw_step():
         sim.simulate(decimation, actuator)
 
-    env.step(actions)   # warm-up (mjwarp: kernels loaded, CUDA graph captured)
+    for _ in range(max(1, round(warmup_s / env.step_dt_s))):
+        env.step(actions)   # (mjwarp: kernels loaded, CUDA graph captured)
     raw_step()
+    resets = []
+
+    def env_step():
+        _, _, terminated, truncated, _ = env.step(actions)
+        resets.append(terminated | truncated)
+
     rounds = max(1, repeats // block)
     env_s = raw_s = 0.0
     for _ in range(rounds):
-        env_s += block * timed(lambda: env.step(actions), block, warmup=False)
+        env_s += block * timed(env_step, block, warmup=False)
         raw_s += block * timed(raw_step, block, warmup=False)
     steps = num_envs * block * rounds
     out = {'task': task, 'backend': backend, 'device': device, 'num_envs': num_envs,
            'decimation': decimation, 'env_steps_per_s': steps / env_s,
            'raw_policy_steps_per_s': steps / raw_s,
-           'raw_physics_steps_per_s': steps * decimation / raw_s, 'ratio': raw_s / env_s}
+           'raw_physics_steps_per_s': steps * decimation / raw_s, 'ratio': raw_s / env_s,
+           'warmup_s': warmup_s,
+           'resets_per_step': float(torch.stack(resets).sum()) / len(resets)}
     report(f'env_vs_raw[{task},{backend}]',
            f"env {out['env_steps_per_s']:,.0f} steps/s, raw {out['raw_policy_steps_per_s']:,.0f}"
-           f" steps/s ({num_envs} envs, {device}), ratio {out['ratio']:.2f} (goal >= 0.85)")
+           f" steps/s ({num_envs} envs, {device}, {out['resets_per_step']:.1f} resets/step), "
+           f"ratio {out['ratio']:.2f} (goal >= 0.85)")
     return out
