@@ -24,6 +24,7 @@ from sim2real.rl.checkpoint import latest_checkpoint, load_checkpoint
 from sim2real.rl.networks import PolicyCfg
 from sim2real.rl.ppo import PPOCfg
 from sim2real.rl.runner import OnPolicyRunner, RunnerCfg
+from sim2real.rl.warm_start import warm_start
 from sim2real.tasks import get_task, make_env_cfg
 
 log = logging.getLogger(__name__)
@@ -55,6 +56,8 @@ class TrainArgs:
     """Simulation device: 'cpu', or 'cuda' with the mjwarp backend."""
     torch_threads: int = 1
     """torch intra-op threads; 1 avoids fighting the simulation threads for the cores."""
+    init_from: str | None = None
+    """Run directory or checkpoint whose policy this run starts from (see rl/warm_start.py)."""
 
 
 def build_env(task: str, seed: int, num_envs: int, action: str | None = None,
@@ -94,6 +97,14 @@ def resolve_args(args: TrainArgs, run_dir: Path, resume: bool) -> TrainArgs:
     return stored
 
 
+def run_config(args: TrainArgs, env: RLEnv, ppo_cfg: PPOCfg, runner_cfg: RunnerCfg) -> dict:
+    """The resolved configuration of a run, as config.yaml and every checkpoint hold it."""
+    return {'args': dataclasses.asdict(args), 'num_envs': env.num_envs,
+            'ppo': to_plain(ppo_cfg), 'runner': to_plain(runner_cfg),
+            'obs_dims': env.obs_dims, 'num_actions': env.num_actions,
+            'env': to_plain(env.cfg)}
+
+
 def train(args: TrainArgs, run_dir: str | os.PathLike, resume: bool = False,
           progress_bar: bool = True, stop_when: Callable[[dict], bool] | None = None) -> dict:
     """Train, writing config.yaml, checkpoints, curves and summary.json; returns the summary."""
@@ -116,13 +127,12 @@ def train(args: TrainArgs, run_dir: str | os.PathLike, resume: bool = False,
                                'save_interval', 25),
                            progress_bar=progress_bar,
                            learn_threads=defaults.get('learn_threads'))
-    config = {'args': dataclasses.asdict(args), 'num_envs': num_envs,
-              'ppo': to_plain(ppo_cfg), 'runner': to_plain(runner_cfg),
-              'obs_dims': env.obs_dims, 'num_actions': env.num_actions,
-              'env': to_plain(env.cfg)}
+    config = run_config(args, env, ppo_cfg, runner_cfg)
     (run_dir / 'config.yaml').write_text(yaml.safe_dump(config, sort_keys=False))
     with device_scope(env.device):   # the learner's networks and buffers beside the env's
         runner = OnPolicyRunner(env, ppo_cfg, runner_cfg, run_dir, config)
+        if args.init_from and not (resume and latest_checkpoint(run_dir)):
+            warm_start(runner.ppo.actor_critic, args.init_from, runner.config)
         result = runner.learn(max_iterations=max_iterations, max_seconds=max_seconds,
                               resume=resume, stop_when=stop_when)
     summary = {'task': args.task, 'seed': args.seed, 'backend': args.backend,

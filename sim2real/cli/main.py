@@ -28,7 +28,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
                            max_iterations=args.max_iterations, max_seconds=args.max_seconds,
                            save_interval=args.save_interval,
                            action=args.action, num_threads=args.threads,
-                           backend=args.backend, device=args.device)
+                           backend=args.backend, device=args.device,
+                           init_from=args.init_from)
     summary = train(train_args, args.run_dir, resume=args.resume,
                     progress_bar=not args.no_progress)
     sys.stdout.write(json.dumps(summary, sort_keys=True) + '\n')
@@ -108,6 +109,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--save-interval', type=_positive_int, default=None,
                    help='checkpoint every N iterations (task default: 25)')
     p.add_argument('--resume', action='store_true', help='continue from the last checkpoint')
+    p.add_argument('--init-from', default=None, metavar='RUN_DIR_OR_CHECKPOINT',
+                   help='start the policy (actor, action std, observation normalizer) from '
+                        'that of another run, e.g. quadruped-rough from a quadruped-flat run; '
+                        'the critic starts fresh')
     p.add_argument('--action', default=None,
                    choices=['thrust_body_rates', 'rotor_speeds', 'joint_position_offset'],
                    help='action interface, default per task (quadrotor: thrust_body_rates '

@@ -1,0 +1,101 @@
+"""Start a run's policy from another run's: actor, action noise and policy normalizer.
+
+The usual curriculum for blind legged locomotion: learn to walk on flat ground, then carry
+that gait onto rough terrain (Rudin et al. 2022, arXiv:2109.11978, train rough from scratch on
+a GPU; on a CPU the flat stage is the cheap part). The policy's inputs and outputs must mean
+the same in both runs: the same policy observation terms (function, size, scale, clip; the
+noise may differ), the same action term and the same actor layout. The critic is not copied:
+its privileged inputs differ between tasks (terrain heights on rough ground), so it starts
+fresh, as does the optimizer.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+
+from torch import nn
+
+from sim2real.rl.checkpoint import CheckpointError, latest_checkpoint, load_checkpoint
+
+log = logging.getLogger(__name__)
+
+_POLICY_PREFIXES = ('actor.', 'log_std', 'policy_normalizer.')
+_TERM_FIELDS = ('func', 'params', 'scale', 'clip')
+
+
+def source_checkpoint(source: str | os.PathLike) -> Path:
+    """The checkpoint a run directory's newest, or the file itself."""
+    path = Path(source)
+    if path.is_dir():
+        found = latest_checkpoint(path)
+        if found is None:
+            raise FileNotFoundError(f'{path} holds no checkpoints/model_*.pt to start from')
+        return found
+    if not path.is_file():
+        raise FileNotFoundError(f'{path}: no such run directory or checkpoint')
+    return path
+
+
+def policy_interface(config: dict) -> dict:
+    """What the actor's inputs and outputs mean in a run's stored config."""
+    env = config['env']
+    terms = env['observations']['policy']['terms']
+    return {
+        'policy observations': [
+            {'name': name, **{k: term.get(k) for k in _TERM_FIELDS}}
+            for name, term in terms.items()],
+        'policy observation size': config['obs_dims']['policy'],
+        'action': env['action'],
+        'actions': config['num_actions'],
+        'actor hidden dims': list(config['ppo']['policy']['actor_hidden_dims']),
+        'activation': config['ppo']['policy']['activation'],
+        'normalize_obs': config['ppo']['policy']['normalize_obs'],
+    }
+
+
+def interface_mismatches(source: dict, target: dict) -> list[str]:
+    """One line per field of policy_interface() that differs between two runs."""
+    lines = []
+    for key in target:
+        if source.get(key) == target[key]:
+            continue
+        if key == 'policy observations':
+            names = [t['name'] for t in source[key]], [t['name'] for t in target[key]]
+            if names[0] != names[1]:
+                lines.append(f'policy observation terms {names[0]} vs {names[1]}')
+            for old, new in zip(source[key], target[key]):
+                for field in _TERM_FIELDS:
+                    if old['name'] == new['name'] and old[field] != new[field]:
+                        lines.append(f'observation "{new["name"]}" {field}: '
+                                     f'{old[field]!r} vs {new[field]!r}')
+        else:
+            lines.append(f'{key}: {source.get(key)!r} vs {target[key]!r}')
+    return lines
+
+
+def warm_start(actor_critic: nn.Module, source: str | os.PathLike, config: dict) -> Path:
+    """Load actor, log-std and policy normalizer from source into actor_critic.
+
+    config is the target run's stored config (training.train writes it); raises ValueError
+    naming every field in which the two policies' interfaces differ. Returns the checkpoint.
+    """
+    path = source_checkpoint(source)
+    config = json.loads(json.dumps(config, default=str))   # as checkpoints store it
+    state = load_checkpoint(path)
+    if 'model' not in state or 'config' not in state:
+        raise CheckpointError(f'{path} is not a training checkpoint (no model or config)')
+    mismatches = interface_mismatches(policy_interface(state['config']), policy_interface(config))
+    if mismatches:
+        raise ValueError(f'cannot start this policy from {path}: its interface differs:\n  '
+                         + '\n  '.join(mismatches))
+    policy_state = {k: v for k, v in state['model'].items() if k.startswith(_POLICY_PREFIXES)}
+    missing, unexpected = actor_critic.load_state_dict(policy_state, strict=False)
+    not_loaded = [k for k in missing if k.startswith(_POLICY_PREFIXES)]
+    if not_loaded or unexpected:
+        raise CheckpointError(f'{path}: policy weights {not_loaded or unexpected} do not fit')
+    log.info('policy (actor, action std, observation normalizer) from %s, iteration %s; '
+             'critic and optimizer fresh', path, state.get('iteration'))
+    return path

@@ -1,0 +1,106 @@
+"""Warm start: a quadruped-rough policy starts from a quadruped-flat run's policy."""
+
+import copy
+
+import pytest
+import torch
+
+from sim2real.rl.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from sim2real.rl.ppo import PPO, PPOCfg
+from sim2real.rl.runner import RunnerCfg
+from sim2real.rl.warm_start import warm_start
+from sim2real.tasks import get_task
+from sim2real.training import build_env, run_config, train, TrainArgs
+
+ENVS = 16
+
+
+@pytest.fixture(scope='module')
+def flat_run(tmp_path_factory):
+    """One PPO iteration of quadruped-flat on 16 envs: a checkpoint with trained statistics."""
+    run = tmp_path_factory.mktemp('flat')
+    train(TrainArgs('quadruped-flat', num_envs=ENVS, max_iterations=1, num_threads=1), run,
+          progress_bar=False)
+    return run
+
+
+def _target(task='quadruped-rough'):
+    """A fresh learner for task and the run config train() would store for it."""
+    env = build_env(task, seed=1, num_envs=ENVS, num_threads=1)
+    ppo_cfg = PPOCfg(**copy.deepcopy(get_task(task).train['ppo']))
+    ppo = PPO(env.obs_dims['policy'], env.obs_dims['critic'], env.num_actions, ENVS, ppo_cfg)
+    return ppo.actor_critic, run_config(TrainArgs(task), env, ppo_cfg, RunnerCfg())
+
+
+def test_rough_policy_starts_from_the_flat_policy(flat_run):
+    """Actor, log-std and policy normalizer equal the flat run's; the critic stays fresh.
+
+    The rough critic also sees 77 terrain heights (critic input 125 against 48 on flat), so
+    its first layer could not be copied at all.
+    """
+    source = load_checkpoint(latest_checkpoint(flat_run))['model']
+    actor_critic, config = _target()
+    fresh_critic = {k: v.clone() for k, v in actor_critic.state_dict().items()
+                    if k.startswith('critic')}
+    warm_start(actor_critic, flat_run, config)
+    state = actor_critic.state_dict()
+    copied = [k for k in source if k.startswith(('actor.', 'log_std', 'policy_normalizer.'))]
+    assert len(copied) == 10
+    for key in copied:
+        torch.testing.assert_close(state[key], source[key], rtol=0, atol=0)
+    assert float(state['policy_normalizer.count']) > 0   # statistics of the flat rollout
+    for key, value in fresh_critic.items():
+        torch.testing.assert_close(state[key], value, rtol=0, atol=0)
+    assert source['critic.0.weight'].shape == (256, 48)
+    assert state['critic.0.weight'].shape == (256, 125)
+
+
+def test_a_changed_observation_scale_is_refused_by_name(flat_run, tmp_path):
+    """A source whose joint_vel scale differs (0.05 -> 0.1) is refused, naming term and field."""
+    state = load_checkpoint(latest_checkpoint(flat_run))
+    state['config']['env']['observations']['policy']['terms']['joint_vel']['scale'] = 0.1
+    edited = save_checkpoint(tmp_path / 'edited.pt', state)
+    actor_critic, config = _target()
+    before = copy.deepcopy(actor_critic.state_dict())
+    with pytest.raises(ValueError, match='observation "joint_vel" scale: 0.1 vs 0.05'):
+        warm_start(actor_critic, edited, config)
+    for key, value in before.items():   # nothing half-loaded
+        torch.testing.assert_close(actor_critic.state_dict()[key], value, rtol=0, atol=0)
+
+
+def test_another_robot_is_refused_with_every_difference(flat_run):
+    """A quadrotor policy cannot start from a quadruped run: terms, sizes, action, actions."""
+    actor_critic, config = _target('quadrotor-hover')
+    with pytest.raises(ValueError) as info:
+        warm_start(actor_critic, flat_run, config)
+    message = str(info.value)
+    for field in ('policy observation terms', 'policy observation size: 45 vs',
+                  'actions: 12 vs 4', 'action:'):
+        assert field in message, message
+
+
+def test_missing_sources_are_reported(tmp_path):
+    """A path that does not exist, and a run directory without checkpoints."""
+    actor_critic, config = _target()
+    with pytest.raises(FileNotFoundError, match='no such run directory or checkpoint'):
+        warm_start(actor_critic, tmp_path / 'nope', config)
+    with pytest.raises(FileNotFoundError, match='holds no checkpoints'):
+        warm_start(actor_critic, tmp_path, config)
+
+
+def test_train_rough_with_init_from_records_it_and_resume_keeps_training(flat_run, tmp_path):
+    """`train quadruped-rough --init-from FLAT`: 1 iteration, then resume to 2 (no re-init)."""
+    args = TrainArgs('quadruped-rough', num_envs=ENVS, max_iterations=1, num_threads=1,
+                     init_from=str(flat_run))
+    run = tmp_path / 'rough'
+    summary = train(args, run, progress_bar=False)
+    assert summary['iterations'] == 1
+    first = load_checkpoint(latest_checkpoint(run))
+    assert first['config']['args']['init_from'] == str(flat_run)
+    resumed = train(TrainArgs('quadruped-rough', max_iterations=2), run, resume=True,
+                    progress_bar=False)
+    assert resumed['iterations'] == 2
+    second = load_checkpoint(latest_checkpoint(run))
+    # the resumed run continued from iteration 1's normalizer, not from the flat run's again
+    assert float(second['model']['policy_normalizer.count']) > float(
+        first['model']['policy_normalizer.count'])
