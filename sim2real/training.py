@@ -128,11 +128,11 @@ def train(args: TrainArgs, run_dir: str | os.PathLike, resume: bool = False,
                            progress_bar=progress_bar,
                            learn_threads=defaults.get('learn_threads'))
     config = run_config(args, env, ppo_cfg, runner_cfg)
-    (run_dir / 'config.yaml').write_text(yaml.safe_dump(config, sort_keys=False))
     with device_scope(env.device):   # the learner's networks and buffers beside the env's
         runner = OnPolicyRunner(env, ppo_cfg, runner_cfg, run_dir, config)
         if args.init_from and not (resume and latest_checkpoint(run_dir)):
             warm_start(runner.ppo.actor_critic, args.init_from, runner.config)
+        (run_dir / 'config.yaml').write_text(yaml.safe_dump(config, sort_keys=False))
         result = runner.learn(max_iterations=max_iterations, max_seconds=max_seconds,
                               resume=resume, stop_when=stop_when)
     summary = {'task': args.task, 'seed': args.seed, 'backend': args.backend,

@@ -104,3 +104,12 @@ def test_train_rough_with_init_from_records_it_and_resume_keeps_training(flat_ru
     # the resumed run continued from iteration 1's normalizer, not from the flat run's again
     assert float(second['model']['policy_normalizer.count']) > float(
         first['model']['policy_normalizer.count'])
+
+
+def test_a_refused_start_writes_no_run_files(flat_run, tmp_path):
+    """train() refuses before writing config.yaml or a checkpoint into the new run."""
+    args = TrainArgs('quadrotor-hover', num_envs=ENVS, max_iterations=1, num_threads=1,
+                     init_from=str(flat_run))
+    with pytest.raises(ValueError, match='its interface differs'):
+        train(args, tmp_path / 'hover', progress_bar=False)
+    assert list((tmp_path / 'hover').iterdir()) == []
