@@ -251,6 +251,7 @@ class PolicyNode(Node):
 def main(args=None) -> int:
     """Console entry point `policy_node`."""
     # SIGINT raises KeyboardInterrupt in spin() instead of invalidating the context under it
+    ros_msgs.interrupt_on_sigint()
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     try:
         try:

@@ -9,6 +9,7 @@ nav_msgs/Odometry carries the pose in ``header.frame_id`` (world) and the twist 
 
 from __future__ import annotations
 
+import signal
 import time
 
 import numpy as np
@@ -222,3 +223,13 @@ def float64_array(values) -> Float64MultiArray:
 def from_float64_array(msg: Float64MultiArray) -> np.ndarray:
     """float64 array of a Float64MultiArray's data."""
     return np.asarray(msg.data, dtype=np.float64)
+
+
+def interrupt_on_sigint() -> None:
+    """Make SIGINT raise KeyboardInterrupt, even if the launcher ignored it.
+
+    A non-interactive shell starts background jobs (``cmd &``, ``nohup``) with SIGINT ignored,
+    the ignore survives exec, and Python then installs no handler: the node would not stop on
+    the SIGINT of ``ros2 launch`` or the HIL runner and would be killed 5 s later.
+    """
+    signal.signal(signal.SIGINT, signal.default_int_handler)

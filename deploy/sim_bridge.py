@@ -313,6 +313,7 @@ def _make_joint_state(values: dict, stamp_s: float) -> JointState:
 def main(args=None) -> None:
     """Entry point: ``python -m sim2real.deploy.sim_bridge --ros-args -p name:=value``."""
     # SIGINT raises KeyboardInterrupt here instead of shutting the context down under us
+    ros_msgs.interrupt_on_sigint()
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     try:
         try:
