@@ -7,6 +7,7 @@ Checkpoints of a run live in run_dir/checkpoints/model_{iteration:06d}.pt.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -40,6 +41,11 @@ def _check_plain(value: object, where: str) -> None:
     elif not isinstance(value, _PLAIN_TYPES):
         raise TypeError(f'checkpoint entry {where} has type {type(value).__name__}, which a '
                         'weights_only load would refuse; store tensors or plain containers')
+
+
+def plain_config(config: dict) -> dict:
+    """config as JSON-plain data (lists, dicts, str, numbers), as checkpoints store it."""
+    return json.loads(json.dumps(config, default=str))
 
 
 def _fsync_dir(directory: Path) -> None:

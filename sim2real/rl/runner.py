@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import os
@@ -18,8 +17,8 @@ from tqdm.contrib.logging import logging_redirect_tqdm
 
 from sim2real.device import generator, get_rng_state, set_rng_state
 from sim2real.rl.checkpoint import (
-    CheckpointError, checkpoint_path, latest_checkpoint, load_checkpoint, prune_checkpoints,
-    save_checkpoint,
+    CheckpointError, checkpoint_path, latest_checkpoint, load_checkpoint, plain_config,
+    prune_checkpoints, save_checkpoint,
 )
 from sim2real.rl.curves import plot_curves
 from sim2real.rl.env import VecEnv
@@ -58,11 +57,6 @@ class RunnerCfg:
     """torch threads during the PPO update (None: leave as set); collection keeps its own."""
 
 
-def _plain(config: dict) -> dict:
-    """Return config as JSON-plain data (lists, dicts, str, numbers), safe for weights_only."""
-    return json.loads(json.dumps(config, default=str))
-
-
 class OnPolicyRunner:
     """Train a PPO agent on a VecEnv (see sim2real.rl.env) and manage run_dir.
 
@@ -84,7 +78,7 @@ class OnPolicyRunner:
         self.run_dir = Path(run_dir)
         if config_dict is None:
             config_dict = {'ppo': asdict(ppo_cfg), 'runner': asdict(runner_cfg)}
-        self.config = _plain(config_dict)
+        self.config = plain_config(config_dict)
         torch.manual_seed(runner_cfg.seed)
         self.device = getattr(env, 'device', torch.device('cpu'))
         self.generator = generator(self.device, runner_cfg.seed)

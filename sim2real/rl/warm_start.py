@@ -11,14 +11,14 @@ fresh, as does the optimizer.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from pathlib import Path
 
 from torch import nn
 
-from sim2real.rl.checkpoint import CheckpointError, latest_checkpoint, load_checkpoint
+from sim2real.rl.checkpoint import (
+    CheckpointError, latest_checkpoint, load_checkpoint, plain_config)
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ def warm_start(actor_critic: nn.Module, source: str | os.PathLike, config: dict)
     naming every field in which the two policies' interfaces differ. Returns the checkpoint.
     """
     path = source_checkpoint(source)
-    config = json.loads(json.dumps(config, default=str))   # as checkpoints store it
+    config = plain_config(config)
     state = load_checkpoint(path)
     if 'model' not in state or 'config' not in state:
         raise CheckpointError(f'{path} is not a training checkpoint (no model or config)')
