@@ -5,31 +5,40 @@ sides and the deploy runtime never imports torch. Quaternions are (w, x, y, z), 
 convention, and rotate body-frame vectors into the world frame.
 """
 
-from array_api_compat import array_namespace
+from array_api_compat import array_namespace, device
 
 
 def quat_to_rotmat(quat_wxyz):
     """Rotation matrix R_wb (..., 3, 3) of unit quaternions (..., 4) [w, x, y, z]."""
     xp = array_namespace(quat_wxyz)
-    w, x, y, z = (quat_wxyz[..., i] for i in range(4))
-    rows = [
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ]
-    return xp.stack([xp.stack(r, axis=-1) for r in rows], axis=-2)
+    # contiguous copies of the components: elementwise torch ops on (N,) columns of an (N, 4)
+    # array cost ~3x those on contiguous ones, and each product is formed once
+    w, x, y, z = (xp.asarray(quat_wxyz[..., i], copy=True) for i in range(4))
+    xx, yy, zz = x * x, y * y, z * z
+    xy, xz, yz = x * y, x * z, y * z
+    wx, wy, wz = w * x, w * y, w * z
+    entries = (1 - 2 * (yy + zz), 2 * (xy - wz), 2 * (xz + wy),
+               2 * (xy + wz), 1 - 2 * (xx + zz), 2 * (yz - wx),
+               2 * (xz - wy), 2 * (yz + wx), 1 - 2 * (xx + yy))
+    batch = quat_wxyz.shape[:-1]
+    out = xp.empty((*batch, 9), dtype=quat_wxyz.dtype, device=device(quat_wxyz))
+    for k, value in enumerate(entries):
+        out[..., k] = value
+    return xp.reshape(out, (*batch, 3, 3))
 
 
 def rotate_world_to_body(rotmat_wb, vec_w):
     """Express world-frame vectors (..., 3) in the body frame: R_wb^T v."""
-    xp = array_namespace(rotmat_wb, vec_w)
-    return xp.sum(rotmat_wb * vec_w[..., :, None], axis=-2)
+    # three row products instead of a broadcast product and a sum over the middle axis
+    # (3x faster in torch at 4096 envs; the same additions in the same order)
+    return (rotmat_wb[..., 0, :] * vec_w[..., 0:1] + rotmat_wb[..., 1, :] * vec_w[..., 1:2]
+            + rotmat_wb[..., 2, :] * vec_w[..., 2:3])
 
 
 def rotate_body_to_world(rotmat_wb, vec_b):
     """Express body-frame vectors (..., 3) in the world frame: R_wb v."""
-    xp = array_namespace(rotmat_wb, vec_b)
-    return xp.sum(rotmat_wb * vec_b[..., None, :], axis=-1)
+    return (rotmat_wb[..., :, 0] * vec_b[..., 0:1] + rotmat_wb[..., :, 1] * vec_b[..., 1:2]
+            + rotmat_wb[..., :, 2] * vec_b[..., 2:3])
 
 
 def projected_gravity(rotmat_wb):

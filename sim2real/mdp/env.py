@@ -125,4 +125,4 @@ class RLEnv:
         self.episode_return[env_ids] = 0.0
         if self.metrics is not None:
             self.metrics.reset(env_ids)
-        self.scene.refresh()
+        self.scene.refresh(env_ids)

@@ -69,15 +69,20 @@ class FloatingBaseBackend:
         self.qvel[env_ids, 0:3] = lin_vel_w.to(self.qvel.dtype)
         self.qvel[env_ids, 3:6] = ang_vel_b.to(self.qvel.dtype)
 
-    def check_finite(self) -> torch.Tensor:
-        """Boolean (N,) mask of simulations whose state is finite (row sums: one pass)."""
-        return torch.isfinite(self.qpos.sum(dim=1) + self.qvel.sum(dim=1))
+    def check_finite(self, env_ids: torch.Tensor | None = None) -> torch.Tensor:
+        """Boolean mask of simulations (all, or env_ids) whose state is finite (row sums)."""
+        qpos, qvel = (self.qpos, self.qvel) if env_ids is None else (
+            self.qpos[env_ids], self.qvel[env_ids])
+        return torch.isfinite(qpos.sum(dim=1) + qvel.sum(dim=1))
 
-    def recover_nonfinite(self) -> torch.Tensor:
-        """Put diverged simulations back at qpos0, at rest; returns the (N,) finite mask."""
-        finite = self.check_finite()
+    def recover_nonfinite(self, env_ids: torch.Tensor | None = None) -> torch.Tensor:
+        """Put diverged simulations (of all, or of env_ids) back at qpos0, at rest; returns
+        the finite mask of those simulations."""
+        finite = self.check_finite(env_ids)
         if not bool(finite.all()):
             bad = (~finite).nonzero().flatten()
+            if env_ids is not None:
+                bad = env_ids[bad]
             self.qpos[bad] = torch.as_tensor(self.model.qpos0, dtype=self.qpos.dtype,
                                              device=self.qpos.device)
             self.qvel[bad] = 0.0
@@ -125,6 +130,16 @@ class MujocoBatchBackend(FloatingBaseBackend):
         """Copy simulation env_id's state into data; returns its (randomized) model."""
         self.batch.get_data(env_id, data)
         return self.batch.get_model(env_id)
+
+
+def store_derived(owner, values: dict[str, torch.Tensor],
+                  env_ids: torch.Tensor | None = None) -> None:
+    """Set owner's derived-state attributes: whole tensors (env_ids None), else their rows."""
+    for name, value in values.items():
+        if env_ids is None:
+            setattr(owner, name, value)
+        else:
+            getattr(owner, name)[env_ids] = value
 
 
 def check_backend_device(backend: str, device: str) -> None:

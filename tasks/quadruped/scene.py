@@ -20,7 +20,7 @@ from sim2real import terms
 from sim2real.assets import urdf_path
 from sim2real.contract import file_sha256
 from sim2real.device import generator
-from sim2real.sim.backend import make_backend
+from sim2real.sim.backend import make_backend, store_derived
 from sim2real.sim.joint_actuator import JointActuator, JointActuatorCfg
 from sim2real.sim.legged import legged_info, legged_spec, LEGS
 from sim2real.sim.terrain import generate, TerrainCfg
@@ -162,29 +162,34 @@ class QuadrupedScene:
         self.ground.update_curriculum(ran, distance, commanded)
 
     # -- state -----------------------------------------------------------------------------
-    def refresh(self) -> None:
-        """Recompute the derived state (float32) after stepping or resetting."""
+    def refresh(self, env_ids: torch.Tensor | None = None) -> None:
+        """Recompute the derived state (float32) after stepping, or only the rows of env_ids
+        after resetting them.
+
+        pos_w [m; world], lin_vel_b [m/s; body], ang_vel_b [rad/s; body], projected_gravity_b
+        (unit gravity direction in the body frame, (0, 0, -1) level), joint_pos_rad and
+        joint_vel_rad_s (policy order); foot_contact (FL FR RL RR) and body_contact (base, then
+        thigh and calf of each leg) are views of the contact sensors.
+        """
         backend = self.backend
-        self.finite = backend.recover_nonfinite()
-        self.pos_w = backend.root_pos_w.float()
-        """Base position [m; world frame], (N, 3)."""
-        self.quat_w = backend.root_quat_w.float()
-        self.rotmat_wb = terms.quat_to_rotmat(self.quat_w)
-        self.lin_vel_w = backend.root_lin_vel_w.float()
-        self.lin_vel_b = terms.rotate_world_to_body(self.rotmat_wb, self.lin_vel_w)
-        """Base linear velocity [m/s; body frame], (N, 3)."""
-        self.ang_vel_b = backend.root_ang_vel_b.float()
-        """Base angular velocity [rad/s; body frame], (N, 3)."""
-        self.projected_gravity_b = terms.projected_gravity(self.rotmat_wb)
-        """Unit gravity direction [body frame]; (0, 0, -1) when level, (N, 3)."""
-        self.joint_pos_rad = backend.qpos[:, self._qpos_adr].float()
-        """Joint positions [rad], policy order, (N, 12)."""
-        self.joint_vel_rad_s = backend.qvel[:, self._qvel_adr].float()
-        """Joint velocities [rad/s], policy order, (N, 12)."""
-        self.foot_contact = self._found[:, :4]
-        """Feet touching the ground, FL FR RL RR, (N, 4) bool."""
-        self.body_contact = self._found[:, 4:]
-        """Ground contact of the base, then thigh and calf of each leg, (N, 9) bool."""
+        finite = backend.recover_nonfinite(env_ids)
+        rows = slice(None) if env_ids is None else env_ids
+        quat_w = backend.root_quat_w[rows].float()
+        rotmat_wb = terms.quat_to_rotmat(quat_w)
+        lin_vel_w = backend.root_lin_vel_w[rows].float()
+        qpos, qvel = (backend.qpos, backend.qvel) if env_ids is None else (
+            backend.qpos[env_ids], backend.qvel[env_ids])
+        store_derived(self, {
+            'finite': finite, 'pos_w': backend.root_pos_w[rows].float(), 'quat_w': quat_w,
+            'rotmat_wb': rotmat_wb, 'lin_vel_w': lin_vel_w,
+            'lin_vel_b': terms.rotate_world_to_body(rotmat_wb, lin_vel_w),
+            'ang_vel_b': backend.root_ang_vel_b[rows].float(),
+            'projected_gravity_b': terms.projected_gravity(rotmat_wb),
+            'joint_pos_rad': qpos[:, self._qpos_adr].float(),
+            'joint_vel_rad_s': qvel[:, self._qvel_adr].float()}, env_ids)
+        if env_ids is None:   # views: rows written in place by reset() stay current
+            self.foot_contact = self._found[:, :4]
+            self.body_contact = self._found[:, 4:]
 
     def base_height_m(self) -> torch.Tensor:
         """Base height above the ground directly below it [m], (N,)."""
