@@ -71,7 +71,9 @@ class ObservationManager:
         cfg = self.groups[group]
         parts = {}
         for name, term in cfg.terms.items():
-            value = self._raw(term, cache) * term.scale
+            value = self._raw(term, cache)
+            if term.scale != 1.0:   # (an identity scale would cost one pass over the values)
+                value = value * term.scale
             if term.noise_std > 0.0 and cfg.add_noise:
                 value = value + term.noise_std * torch.randn(
                     value.shape, generator=self.env.rng, dtype=value.dtype)

@@ -2,6 +2,7 @@
 
 import math
 
+import mujoco
 import numpy as np
 import pytest
 import torch
@@ -220,6 +221,34 @@ def test_per_env_mass_changes_acceleration_as_f_over_m(model_and_rotors):
     accel = backend.root_lin_vel_w[:, 2] / 0.2
     # a = F / m - g: 0.4 / 0.027 - 9.81 = 5.004815; 0.4 / 0.054 - 9.81 = -2.402593
     np.testing.assert_allclose(accel.numpy(), [5.004815, -2.402593], rtol=0.01)
+
+
+def test_set_const_runs_once_before_the_next_step(model_and_rotors):
+    """Two events' set_const requests on overlapping sims: body_subtreemass follows the new
+    masses at the next step (or copy_to_host), not before, and the sims left alone keep
+    0.027 kg."""
+    backend = _backend(model_and_rotors, num_envs=3)
+    mass = backend.expand('body_mass')
+    mass[1, 1], mass[2, 1] = 0.054, 0.081
+    backend.set_const(torch.tensor([1]))
+    backend.set_const(torch.tensor([1, 2]))
+    assert backend.expand('body_subtreemass')[:, 1].tolist() == [0.027, 0.027, 0.027]
+    model = backend.copy_to_host(2, mujoco.MjData(backend.model))
+    assert model.body_subtreemass[1] == 0.081
+    backend.simulate(1, lambda dt: None)
+    assert backend.expand('body_subtreemass')[:, 1].tolist() == [0.027, 0.054, 0.081]
+
+
+def test_recover_nonfinite_of_some_sims(model_and_rotors):
+    """Restricted to env_ids, only those sims are checked and put back at qpos0; the mask is
+    theirs, in their order."""
+    backend = _backend(model_and_rotors, num_envs=4)
+    backend.qvel[1, 4] = float('nan')
+    backend.qpos[3, 0] = float('inf')
+    finite = backend.recover_nonfinite(torch.tensor([3, 2]))
+    assert finite.tolist() == [False, True]
+    assert backend.qpos[3].tolist() == [0, 0, 0, 1, 0, 0, 0]
+    assert torch.isnan(backend.qvel[1, 4])   # not among env_ids: untouched
 
 
 def test_check_finite_flags_nan_state(model_and_rotors):

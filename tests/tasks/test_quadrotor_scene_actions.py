@@ -56,6 +56,36 @@ def test_refresh_replaces_a_diverged_state(make_env):
     assert (backend.qvel[1] == 0).all()
 
 
+def test_refresh_of_reset_rows_matches_a_full_refresh(make_env):
+    """refresh(env_ids) after resetting env_ids leaves every derived tensor exactly as a full
+    refresh makes it (the env's reset path refreshes only the reset rows)."""
+    env = make_env(num_envs=6)
+    for _ in range(20):
+        env.step(torch.rand(6, 4) * 2 - 1)
+    ids = torch.tensor([1, 4])
+    env.scene.reset(ids)
+    env.events.apply('reset', ids)
+    env.scene.refresh(ids)
+    partial = {n: getattr(env.scene, n).clone() for n in (
+        'finite', 'pos_w', 'quat_w', 'rotmat_wb', 'lin_vel_w', 'lin_vel_b', 'ang_vel_b')}
+    env.scene.refresh()
+    for name, value in partial.items():
+        assert torch.equal(value, getattr(env.scene, name)), name
+    assert not torch.equal(partial['pos_w'][ids], env.scene.pos_w[[0, 2]])
+
+
+def test_position_reward_far_away_is_tiny_not_subnormal(make_env):
+    """10 m off with std 0.1 m: exp(-10^4) is capped at exp(-87) (a normal float32); at
+    0.1 m it is exp(-1)."""
+    env = make_env(num_envs=2, edit=_quiet)
+    target = env.command('target').pos_w
+    env.scene.pos_w = target + torch.tensor([[10.0, 0.0, 0.0], [0.0, 0.1, 0.0]])
+    reward = mdp.track_position_exp(env, std_m=0.1)
+    assert reward[0].item() == pytest.approx(math.exp(-87.0), rel=1e-5)
+    assert reward[0].item() >= torch.finfo(torch.float32).tiny
+    assert reward[1].item() == pytest.approx(math.exp(-1.0), rel=1e-4)
+
+
 def test_physical_params_of_a_nominal_env(make_env):
     """Nominal parameters read as ratios of 1; the privileged vector has 13 entries."""
     env = make_env(num_envs=2, edit=_quiet)

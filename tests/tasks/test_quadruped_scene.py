@@ -142,3 +142,23 @@ def test_contract_of_a_quadruped_env(make_env):
     assert contract.robot_params['observation_delay_ticks_trained'] == [0, 1]
     assert contract.robot_params['nominal_base_height_m'] == pytest.approx(
         NOMINAL_BASE_HEIGHT_M, abs=1e-4)
+
+
+def test_refresh_of_reset_rows_matches_a_full_refresh(make_env):
+    """refresh(env_ids) after resetting env_ids leaves every derived tensor exactly as a full
+    refresh makes it; the contact views still follow the sensors."""
+    env = make_env('quadruped-flat', num_envs=4)
+    for _ in range(10):
+        env.step(torch.rand(4, 12) - 0.5)
+    ids = torch.tensor([0, 2])
+    env.scene.reset(ids)
+    env.events.apply('reset', ids)
+    env.scene.refresh(ids)
+    names = ('finite', 'pos_w', 'quat_w', 'rotmat_wb', 'lin_vel_w', 'lin_vel_b', 'ang_vel_b',
+             'projected_gravity_b', 'joint_pos_rad', 'joint_vel_rad_s', 'foot_contact',
+             'body_contact')
+    partial = {n: getattr(env.scene, n).clone() for n in names}
+    env.scene.refresh()
+    for name in names:
+        assert torch.equal(partial[name], getattr(env.scene, name)), name
+    assert not env.scene.foot_contact[ids].any()   # reset() cleared the found contacts
