@@ -52,3 +52,16 @@ def set_rng_state(state: torch.Tensor, device: str | torch.device) -> None:
         torch.cuda.set_rng_state(state, device)
     else:
         torch.set_rng_state(state)
+
+
+def to_floats(values: dict[str, torch.Tensor | float]) -> dict[str, float]:
+    """Python floats of scalar tensors (and floats), copied to the host in one transfer.
+
+    Each .item() of a CUDA tensor waits for the device; a dict of episode statistics
+    converted one value at a time waited once per entry.
+    """
+    tensors = {k: v for k, v in values.items() if isinstance(v, torch.Tensor)}
+    if tensors:   # float64 holds every float32 exactly: the same Python floats as .item()
+        stacked = torch.stack([v.reshape(()).to(torch.float64) for v in tensors.values()])
+        tensors = dict(zip(tensors, stacked.tolist()))
+    return {k: tensors.get(k, v) for k, v in values.items()}

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from sim2real.device import device_scope, generator, get_rng_state, set_rng_state
+from sim2real.device import device_scope, generator, get_rng_state, set_rng_state, to_floats
 from sim2real.training import build_env
 
 
@@ -39,3 +39,15 @@ def test_cuda_without_a_gpu_is_refused():
     """--backend mjwarp --device cuda on a machine without CUDA: one clear error."""
     with pytest.raises(ValueError, match='torch sees no CUDA device'):
         build_env('quadrotor-hover', seed=0, num_envs=2, backend='mjwarp', device='cuda')
+
+
+def test_to_floats_matches_item_and_keeps_order():
+    """Scalar tensors of any float dtype become the floats .item() gives, in key order;
+    plain floats pass through."""
+    values = {'a': torch.tensor(0.1, dtype=torch.float32), 'b': 2.5,
+              'c': torch.tensor([1.0 / 3.0], dtype=torch.float64), 'd': torch.tensor(7)}
+    out = to_floats(values)
+    assert list(out) == ['a', 'b', 'c', 'd']
+    assert out == {'a': values['a'].item(), 'b': 2.5, 'c': 1.0 / 3.0, 'd': 7.0}
+    assert out['a'] != 0.1   # the float32 value, not the decimal: nothing was rounded twice
+    assert to_floats({}) == {} and to_floats({'x': 1.0}) == {'x': 1.0}

@@ -8,7 +8,7 @@ import logging
 
 import torch
 
-from sim2real.device import generator, on_device
+from sim2real.device import generator, on_device, to_floats
 from sim2real.mdp.cfg import EnvCfg
 from sim2real.mdp.managers import (
     EventManager, ObservationManager, RewardManager, TerminationManager)
@@ -105,11 +105,12 @@ class RLEnv:
 
     def _episode_log(self, env_ids: torch.Tensor, terminated: torch.Tensor) -> dict:
         """Statistics of the episodes that just ended."""
-        out = {'episode/return': self.episode_return[env_ids].mean().item(),
-               'episode/length_s': self.episode_time_s[env_ids].float().mean().item()}
+        out = {'episode/return': self.episode_return[env_ids].mean(),
+               'episode/length_s': self.episode_time_s[env_ids].float().mean()}
         out.update(self.rewards.reset(env_ids))
         for name, value in self.terminations.last.items():
-            out[f'termination/{name}'] = value[env_ids].float().mean().item()
+            out[f'termination/{name}'] = value[env_ids].float().mean()
+        out = to_floats(out)   # one host transfer for all of them
         if self.metrics is not None:
             out.update(self.metrics.finish(env_ids, terminated[env_ids]))
         return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import torch
 
+from sim2real.device import to_floats
 from sim2real.tasks.quadrotor.mdp import position_error_l2
 
 
@@ -62,7 +63,7 @@ class PositionMetrics:
         self.last_success[env_ids] = success
         self.last_error_m[env_ids] = torch.where(full, mean_err, torch.nan)
         self.finished[env_ids] += 1
-        log = {'episode/success': success.float().mean().item()}
+        log = {'episode/success': success.float().mean()}
         if bool(full.any()):
-            log['episode/position_error_m'] = mean_err[full].mean().item()
-        return log
+            log['episode/position_error_m'] = mean_err[full].mean()
+        return to_floats(log)

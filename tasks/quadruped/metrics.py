@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import torch
 
+from sim2real.device import to_floats
 from sim2real.tasks.quadruped.mdp import COMMAND, lin_vel_heading
 
 
@@ -74,12 +75,12 @@ class VelocityMetrics:
         self.last_values['yaw_rate_error_radps'][env_ids] = yaw
         self.last_values['fall_rate'][env_ids] = terminated.float()
         self.finished[env_ids] += 1
-        log = {'episode/success': success.float().mean().item(),
-               'episode/fall_rate': terminated.float().mean().item()}
+        log = {'episode/success': success.float().mean(),
+               'episode/fall_rate': terminated.float().mean()}
         if bool(measured.any()):
-            log['episode/lin_vel_error_mps'] = lin[measured].mean().item()
-            log['episode/yaw_rate_error_radps'] = yaw[measured].mean().item()
+            log['episode/lin_vel_error_mps'] = lin[measured].mean()
+            log['episode/yaw_rate_error_radps'] = yaw[measured].mean()
         ground = self.env.scene.ground
         if ground.curriculum is not None:
             log['curriculum/terrain_level'] = ground.mean_level()
-        return log
+        return to_floats(log)
