@@ -42,12 +42,20 @@ def main() -> None:
     parser.add_argument('--mjwarp-envs', type=int, default=None,
                         help='simulations of the mjwarp benches (default 1024 on cpu, 8192 on '
                         'cuda)')
+    parser.add_argument('--train-tasks', default='quadrotor-hover,quadrotor-track',
+                        help='comma-separated quadrotor tasks timed to 90 %% evaluated success '
+                        '(not with --quick)')
     parser.add_argument('--skip-sb3', action='store_true',
                         help='time sim2real to 90 %% hover success without the SB3 anchor')
     parser.add_argument('--quadruped-run', default=None,
                         help='run directory of a quadruped-flat training to read the wall '
                         'clock to the acceptance level from (bench/quadruped_train.py)')
     args = parser.parse_args()
+    from sim2real.tasks import task_names
+    train_tasks = [t for t in args.train_tasks.split(',') if t]
+    unknown = sorted(set(train_tasks) - set(task_names()))
+    if unknown:   # before minutes of benchmarks, not after
+        parser.error(f'--train-tasks: unknown task(s) {unknown}; registered: {task_names()}')
     logging.basicConfig(level=logging.WARNING)
     torch.set_num_threads(1)
     results, ratios = {}, {}
@@ -81,15 +89,21 @@ def main() -> None:
         # > 1 means our policy node's 500 Hz loop is steadier than the plain rclpy node's
         # (MultiThreadedExecutor; '_plain_single_': the same node on a SingleThreadedExecutor)
         ratios.update(loop['ratios'])
+    ours = None
     if not args.quick:
         from bench.train_hover import time_to_success
         backend = 'mjwarp' if args.backend == 'mjwarp' else 'mujoco'
-        ours = time_to_success(max_seconds=args.max_seconds, backend=backend,
-                               device=args.device if backend == 'mjwarp' else 'cpu')
-        results['train_hover_sim2real'] = ours
         suffix = '' if backend == 'mujoco' else f'_{backend}_{args.device.split(":")[0]}'
-        ratios[f'hover_wall_clock_to_90pct_s{suffix}'] = ours['wall_s']
-    if not args.quick and not args.skip_sb3:
+        for task in train_tasks:
+            out = time_to_success(max_seconds=args.max_seconds, backend=backend,
+                                  device=args.device if backend == 'mjwarp' else 'cpu',
+                                  task=task)
+            key = task.split('-')[-1]   # hover, track
+            results[f'train_{key}_sim2real'] = out
+            ratios[f'{key}_wall_clock_to_90pct_s{suffix}'] = out['wall_s']
+            if task == 'quadrotor-hover':
+                ours = out
+    if ours is not None and not args.skip_sb3:
         from bench.sb3_hover import sb3_time_to_success
         budget = args.sb3_budget_s or min(3.0 * ours['wall_s'], 600.0)
         sb3 = sb3_time_to_success(budget)
