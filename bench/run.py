@@ -46,7 +46,8 @@ def main() -> None:
                         help='comma-separated quadrotor tasks timed to 90 %% evaluated success '
                         '(not with --quick)')
     parser.add_argument('--skip-sb3', action='store_true',
-                        help='time sim2real to 90 %% hover success without the SB3 anchor')
+                        help='time sim2real to 90 %% hover success without the SB3 anchor (it '
+                        'also runs only when --train-tasks has quadrotor-hover)')
     parser.add_argument('--quadruped-run', default=None,
                         help='run directory of a quadruped-flat training to read the wall '
                         'clock to the acceptance level from (bench/quadruped_train.py)')

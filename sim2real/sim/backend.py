@@ -18,6 +18,8 @@ import mujoco.batch
 import numpy as np
 import torch
 
+from sim2real import terms
+
 log = logging.getLogger(__name__)
 
 BACKENDS = ('mujoco', 'mjwarp')
@@ -60,6 +62,21 @@ class FloatingBaseBackend:
     def root_ang_vel_b(self) -> torch.Tensor:
         """Base angular velocity [rad/s; body frame], (N, 3) view."""
         return self.qvel[:, 3:6]
+
+    def root_state(self, env_ids: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+        """The base state the terms read, float32, of all simulations or the rows of env_ids:
+        finite (diverged simulations are recovered first, see recover_nonfinite), pos_w [m],
+        quat_w, rotmat_wb, lin_vel_w [m/s] (world frame), lin_vel_b [m/s], ang_vel_b [rad/s]
+        (body frame)."""
+        finite = self.recover_nonfinite(env_ids)
+        rows = slice(None) if env_ids is None else env_ids
+        quat_w = self.root_quat_w[rows].float()
+        rotmat_wb = terms.quat_to_rotmat(quat_w)
+        lin_vel_w = self.root_lin_vel_w[rows].float()
+        return {'finite': finite, 'pos_w': self.root_pos_w[rows].float(), 'quat_w': quat_w,
+                'rotmat_wb': rotmat_wb, 'lin_vel_w': lin_vel_w,
+                'lin_vel_b': terms.rotate_world_to_body(rotmat_wb, lin_vel_w),
+                'ang_vel_b': self.root_ang_vel_b[rows].float()}
 
     def write_root_state(self, env_ids: torch.Tensor, pos_w: torch.Tensor,
                          quat_w: torch.Tensor, lin_vel_w: torch.Tensor,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import mujoco
 import torch
 
-from sim2real import terms
 from sim2real.assets import urdf_path
 from sim2real.contract import file_sha256
 from sim2real.sim.backend import make_backend, store_derived
@@ -61,15 +60,4 @@ class QuadrotorScene:
     def refresh(self, env_ids: torch.Tensor | None = None) -> None:
         """Recompute the derived base state (float32) after stepping, or only the rows of
         env_ids after resetting them."""
-        backend = self.backend
-        finite = backend.recover_nonfinite(env_ids)
-        rows = slice(None) if env_ids is None else env_ids
-        pos_w = backend.root_pos_w[rows].float()
-        quat_w = backend.root_quat_w[rows].float()
-        rotmat_wb = terms.quat_to_rotmat(quat_w)
-        lin_vel_w = backend.root_lin_vel_w[rows].float()
-        derived = {'finite': finite, 'pos_w': pos_w, 'quat_w': quat_w, 'rotmat_wb': rotmat_wb,
-                   'lin_vel_w': lin_vel_w,
-                   'lin_vel_b': terms.rotate_world_to_body(rotmat_wb, lin_vel_w),
-                   'ang_vel_b': backend.root_ang_vel_b[rows].float()}
-        store_derived(self, derived, env_ids)
+        store_derived(self, self.backend.root_state(env_ids), env_ids)

@@ -172,21 +172,13 @@ class QuadrupedScene:
         thigh and calf of each leg) are views of the contact sensors.
         """
         backend = self.backend
-        finite = backend.recover_nonfinite(env_ids)
-        rows = slice(None) if env_ids is None else env_ids
-        quat_w = backend.root_quat_w[rows].float()
-        rotmat_wb = terms.quat_to_rotmat(quat_w)
-        lin_vel_w = backend.root_lin_vel_w[rows].float()
+        state = backend.root_state(env_ids)
         qpos, qvel = (backend.qpos, backend.qvel) if env_ids is None else (
             backend.qpos[env_ids], backend.qvel[env_ids])
-        store_derived(self, {
-            'finite': finite, 'pos_w': backend.root_pos_w[rows].float(), 'quat_w': quat_w,
-            'rotmat_wb': rotmat_wb, 'lin_vel_w': lin_vel_w,
-            'lin_vel_b': terms.rotate_world_to_body(rotmat_wb, lin_vel_w),
-            'ang_vel_b': backend.root_ang_vel_b[rows].float(),
-            'projected_gravity_b': terms.projected_gravity(rotmat_wb),
-            'joint_pos_rad': qpos[:, self._qpos_adr].float(),
-            'joint_vel_rad_s': qvel[:, self._qvel_adr].float()}, env_ids)
+        state.update(projected_gravity_b=terms.projected_gravity(state['rotmat_wb']),
+                     joint_pos_rad=qpos[:, self._qpos_adr].float(),
+                     joint_vel_rad_s=qvel[:, self._qvel_adr].float())
+        store_derived(self, state, env_ids)
         if env_ids is None:   # views: rows written in place by reset() stay current
             self.foot_contact = self._found[:, :4]
             self.body_contact = self._found[:, 4:]
