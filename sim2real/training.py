@@ -126,7 +126,8 @@ def train(args: TrainArgs, run_dir: str | os.PathLike, resume: bool = False,
                            save_interval=args.save_interval or defaults.get(
                                'save_interval', 25),
                            progress_bar=progress_bar,
-                           learn_threads=defaults.get('learn_threads'))
+                           learn_threads=defaults.get('learn_threads'),
+                           act_threads=defaults.get('act_threads'))
     config = run_config(args, env, ppo_cfg, runner_cfg)
     with device_scope(env.device):   # the learner's networks and buffers beside the env's
         runner = OnPolicyRunner(env, ppo_cfg, runner_cfg, run_dir, config)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
@@ -55,6 +56,23 @@ class RunnerCfg:
     """Show a tqdm progress bar."""
     learn_threads: int | None = None
     """torch threads during the PPO update (None: leave as set); collection keeps its own."""
+    act_threads: int | None = None
+    """torch threads for the policy's forward passes during collection (None: leave as set);
+    the env steps on its own setting, so the simulation threads keep the cores to themselves."""
+
+
+@contextlib.contextmanager
+def torch_threads(num_threads: int | None):
+    """Run the body on num_threads torch intra-op threads (None: as set), then restore."""
+    if num_threads is None:
+        yield
+        return
+    previous = torch.get_num_threads()
+    torch.set_num_threads(num_threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
 
 
 class OnPolicyRunner:
@@ -132,7 +150,8 @@ class OnPolicyRunner:
         """
         episode_logs: dict[str, list[float]] = defaultdict(list)
         for _ in range(self.ppo.cfg.num_steps_per_env):
-            actions = self.ppo.act(obs['policy'], obs['critic'])
+            with torch_threads(self.cfg.act_threads):
+                actions = self.ppo.act(obs['policy'], obs['critic'])
             obs, rewards, terminated, truncated, extras = self.env.step(actions)
             self.ppo.process_step(rewards, terminated | truncated, truncated & ~terminated)
             for key, value in extras.get('log', {}).items():
@@ -215,14 +234,8 @@ class OnPolicyRunner:
 
     def _update(self) -> dict[str, float]:
         """PPO update, on learn_threads torch threads when configured."""
-        if self.cfg.learn_threads is None:
+        with torch_threads(self.cfg.learn_threads):
             return self.ppo.update()
-        collect_threads = torch.get_num_threads()
-        torch.set_num_threads(self.cfg.learn_threads)
-        try:
-            return self.ppo.update()
-        finally:
-            torch.set_num_threads(collect_threads)
 
     def _record(
         self, metrics: dict[str, float], episode_stats: dict[str, float], batch_steps: int,

@@ -15,7 +15,7 @@ def register_tasks() -> None:
                                          critic_hidden_dims=(128, 128)),
                      'num_steps_per_env': 24, 'num_mini_batches': 12, 'entropy_coef': 0.002,
                      'gamma': 0.995},
-             'learn_threads': 2}
+             'learn_threads': 2, 'act_threads': 2}
     register(TaskSpec('quadrotor-hover', quadrotor_hover_cfg,
                       'Crazyflie-class quadrotor: reach and hold a target, recover from tilt '
                       'and spin', train))

@@ -20,7 +20,7 @@ def register_tasks() -> None:
                      'num_steps_per_env': 24, 'num_learning_epochs': 5,
                      'num_mini_batches': 12, 'learning_rate': 1e-3, 'entropy_coef': 0.01,
                      'gamma': 0.99, 'lam': 0.95},
-             'learn_threads': 2}
+             'learn_threads': 2, 'act_threads': 2}
     register(TaskSpec('quadruped-flat', quadruped_flat_cfg,
                       'Go2-class quadruped: track (vx, vy, yaw rate) commands on flat ground',
                       train))

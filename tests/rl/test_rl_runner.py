@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -202,3 +205,36 @@ def test_resume_without_checkpoint_starts_fresh(tmp_path):
     """resume=True in an empty run_dir trains from iteration 0."""
     runner = make_runner(tmp_path, PointMassEnv(8))
     assert runner.learn(max_iterations=1, resume=True)['iterations'] == 1
+
+
+def test_policy_and_update_run_on_their_threads_and_the_env_on_its_own(tmp_path):
+    """act_threads hold for the policy's forward passes, learn_threads for the update; the env
+    steps on the collection setting (the simulation's threads keep the cores)."""
+    env = PointMassEnv(8)
+    runner = make_runner(tmp_path, env, max_iterations=1)
+    runner.cfg.act_threads, runner.cfg.learn_threads = 2, 3
+    seen = {'act': set(), 'step': set(), 'update': set()}
+    for name, obj, attr in (('act', runner.ppo, 'act'), ('step', env, 'step'),
+                            ('update', runner.ppo, 'update')):
+        def spy(*args, _f=getattr(obj, attr), _name=name, **kwargs):
+            seen[_name].add(torch.get_num_threads())
+            return _f(*args, **kwargs)
+        setattr(obj, attr, spy)
+    torch.set_num_threads(1)
+    runner.learn()
+    assert seen == {'act': {2}, 'step': {1}, 'update': {3}}
+    assert torch.get_num_threads() == 1
+
+
+def test_importing_sim2real_shortens_the_openmp_spin_unless_set(tmp_path):
+    """A fresh interpreter gets GOMP_SPINCOUNT=10000 from importing sim2real before torch; a
+    value the user set is kept."""
+    code = 'import os, sim2real, torch; print(os.environ["GOMP_SPINCOUNT"])'
+    env = {k: v for k, v in os.environ.items() if k != 'GOMP_SPINCOUNT'}
+    out = subprocess.run([sys.executable, '-c', code], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ['10000']
+    env['GOMP_SPINCOUNT'] = '5'
+    out = subprocess.run([sys.executable, '-c', code], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ['5']
