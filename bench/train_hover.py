@@ -57,7 +57,8 @@ def time_to_success(seed: int = 0, max_seconds: float = 900.0, eval_every: int =
                     device=device)
     ppo_cfg = PPOCfg(**copy.deepcopy(train['ppo']))
     runner_cfg = RunnerCfg(max_iterations=10 ** 6, seed=seed, save_interval=10 ** 6,
-                           progress_bar=False, learn_threads=train.get('learn_threads'))
+                           progress_bar=False, learn_threads=train.get('learn_threads'),
+                           act_threads=train.get('act_threads'))
     with tempfile.TemporaryDirectory() as run_dir, device_scope(env.device):
         runner = OnPolicyRunner(env, ppo_cfg, runner_cfg, run_dir)
         check = PeriodicEval(lambda: runner.ppo.actor_critic.act_inference, eval_every, target,
