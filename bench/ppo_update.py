@@ -36,6 +36,8 @@ Differences that remain (each learner's own design, part of what is compared):
 - Ours computes the analytic KL and the clip fraction for every minibatch (diagnostics it
   returns); rsl_rl computes the KL (torch.distributions) only for the adaptive schedule.
 - rsl_rl gathers minibatch observations through a TensorDict; ours indexes plain tensors.
+- Ours computes ELU through exp with a backward pass from the saved output
+  (sim2real/rl/activations.py); rsl_rl uses torch's nn.ELU (expm1 forward, exp backward).
 
 Prints one line and writes bench/out/ppo_update.json. Run: `.venv/bin/python -m bench.ppo_update`.
 """

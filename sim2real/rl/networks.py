@@ -10,9 +10,10 @@ import torch
 from torch import nn
 from torch.distributions import Normal
 
+from sim2real.rl.activations import ExpELU
 from sim2real.rl.normalizer import EmpiricalNormalizer
 
-_ACTIVATIONS = {'elu': nn.ELU, 'relu': nn.ReLU, 'tanh': nn.Tanh}
+_ACTIVATIONS = {'elu': ExpELU, 'relu': nn.ReLU, 'tanh': nn.Tanh}
 
 
 @dataclass
@@ -142,6 +143,9 @@ class ExportablePolicy(nn.Module):
         self.normalize_obs = actor_critic.cfg.normalize_obs
         self.normalizer = copy.deepcopy(actor_critic.policy_normalizer)
         self.actor = copy.deepcopy(actor_critic.actor)
+        for i, layer in enumerate(self.actor):   # the standard operator in ONNX and TorchScript
+            if isinstance(layer, ExpELU):
+                self.actor[i] = nn.ELU()
         self.normalizer.freeze()
         self.eval()
 
