@@ -128,7 +128,6 @@ class PolicyNode(Node):
     def _create_joint_io(self, params) -> None:
         """Joint robot: JointState + Imu (sensor-data QoS), cmd_vel, position targets, gains."""
         self._n_joints = len(self._runtime.contract.joint_names)
-        self._mapper = self._runtime.profile.mapper
         self._subscribe_sensor(JointState, params.joint_state_topic, self._on_joint_state)
         self._subscribe_sensor(Imu, params.imu_topic, self._on_imu_orientation)
         self.create_subscription(Twist, params.velocity_command_topic, self._on_cmd_vel, 10)
@@ -145,8 +144,8 @@ class PolicyNode(Node):
             self.create_subscription(msg_type, topic, callback, qos_profile_sensor_data))
 
     def _on_joint_state(self, msg: JointState, info: dict) -> None:
-        """Joint positions [rad] and velocities [rad/s], matched to the contract by name."""
-        self._put('joint_state', *ros_msgs.joint_state_to_values(msg, self._mapper), info)
+        """Joint positions [rad] and velocities [rad/s] by name (the runtime matches them)."""
+        self._put('joint_state', *ros_msgs.joint_state_to_values(msg), info)
 
     def _on_imu_orientation(self, msg: Imu, info: dict) -> None:
         """Base IMU: orientation [world<-base], gyro [rad/s; base]."""

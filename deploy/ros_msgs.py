@@ -122,11 +122,12 @@ def imu_orientation_to_values(msg: Imu) -> tuple[dict[str, np.ndarray], float]:
     return values, stamp_s
 
 
-def joint_state_to_values(msg: JointState, mapper) -> tuple[dict[str, np.ndarray], float]:
-    """pos_rad, vel_rad_s in the contract's joint order, matched BY NAME through mapper
-    (a runtime JointStateMapper; absent joints or empty arrays give NaN); stamp [s]."""
-    q, qd = mapper.map(msg.name, msg.position, msg.velocity)
-    return {'pos_rad': q, 'vel_rad_s': qd}, stamp_to_s(msg.header.stamp)
+def joint_state_to_values(msg: JointState) -> tuple[dict, float]:
+    """names (the driver's order), pos_rad, vel_rad_s as they come; stamp [s]. The runtime
+    matches them to the contract's joints by name (joint_state.JointStateMapper)."""
+    return {'names': list(msg.name), 'pos_rad': np.asarray(msg.position, dtype=np.float64),
+            'vel_rad_s': np.asarray(msg.velocity, dtype=np.float64)}, stamp_to_s(
+        msg.header.stamp)
 
 
 def twist_to_velocity_command(msg: Twist) -> dict[str, np.ndarray]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import types
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -94,32 +96,92 @@ class Contract:
 
     @classmethod
     def from_json(cls, text: str) -> Contract:
-        """Parse a contract, naming the field at fault on any error."""
-        try:
-            raw = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ContractError(f'contract is not valid JSON: {exc}') from exc
+        """Parse a contract, naming the field at fault on any error (every field required)."""
+        return cls.from_raw(parse_json(text))
+
+    @classmethod
+    def from_raw(cls, raw) -> Contract:
+        """A contract from its parsed JSON form; ContractError naming the field at fault."""
+        if not isinstance(raw, dict):
+            raise ContractError(f'contract: must be a JSON object, got {_kind(raw)}')
         if raw.get('version') != CONTRACT_VERSION:
             raise ContractError(
                 f'contract field "version" is {raw.get("version")!r}, '
                 f'this sim2real reads version {CONTRACT_VERSION}')
-        raw['observations'] = [
-            _build(ObservationTermSpec, t, f'observations[{i}]')
-            for i, t in enumerate(raw.get('observations', []))]
-        raw['action'] = _build(ActionSpec, raw.get('action', {}), 'action')
-        return _build(cls, raw, 'contract')
+        return _build(cls, raw, '')
+
+
+def parse_json(text: str):
+    """JSON text as Python data; ContractError for invalid JSON or NaN / Infinity."""
+    def refuse(constant):
+        raise ContractError(f'contract holds {constant}: every number must be finite')
+    try:
+        return json.loads(text, parse_constant=refuse)
+    except json.JSONDecodeError as exc:
+        raise ContractError(f'contract is not valid JSON: {exc}') from exc
+
+
+def _kind(value) -> str:
+    """The JSON kind of a value, in the words a user reads ('a string', 'null', ...)."""
+    if value is None:
+        return 'null'
+    if isinstance(value, bool):
+        return f'{str(value).lower()} (a boolean)'
+    names = {str: 'a string', dict: 'an object', list: 'a list', int: 'an integer',
+             float: 'a number'}
+    return f'{names.get(type(value), type(value).__name__)} {json.dumps(value)[:40]}'
+
+
+def _field_path(where: str, name: str) -> str:
+    """'observations[2]' + 'scale' -> 'observations[2].scale'; '' + 'robot' -> 'robot'."""
+    return f'{where}.{name}' if where else name
+
+
+def _check(value, hint, where: str):
+    """value checked against a field annotation; returns it (nested specs built)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if dataclasses.is_dataclass(hint):
+        if not isinstance(value, dict):
+            raise ContractError(f'{where}: must be an object, got {_kind(value)}')
+        return _build(hint, value, where)
+    if origin in (types.UnionType, typing.Union):
+        if value is None and type(None) in args:
+            return None
+        return _check(value, next(a for a in args if a is not type(None)), where)
+    if origin is list:
+        if not isinstance(value, list):
+            raise ContractError(f'{where}: must be a list, got {_kind(value)}')
+        return [_check(v, args[0], f'{where}[{i}]') for i, v in enumerate(value)]
+    if hint is dict:
+        if not isinstance(value, dict):
+            raise ContractError(f'{where}: must be an object, got {_kind(value)}')
+        return value
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ContractError(f'{where}: must be a number, got {_kind(value)}')
+        return float(value)
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ContractError(f'{where}: must be an integer, got {_kind(value)}')
+        return value
+    if hint is str and not isinstance(value, str):
+        raise ContractError(f'{where}: must be a string, got {_kind(value)}')
+    return value
 
 
 def _build(cls, raw: dict, where: str):
-    """Construct dataclass cls from raw, rejecting unknown and missing fields by name."""
-    names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(raw) - names)
+    """Construct dataclass cls from raw: every field present and of its declared type."""
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(raw) - set(fields))
     if unknown:
-        raise ContractError(f'{where}: unknown field(s) {unknown}')
-    try:
-        return cls(**raw)
-    except TypeError as exc:
-        raise ContractError(f'{where}: {exc}') from exc
+        raise ContractError(f'{where or "contract"}: unknown field(s) {unknown}')
+    missing = [name for name in fields if name not in raw]
+    if missing:
+        names = ', '.join(_field_path(where, name) for name in missing)
+        raise ContractError(f'{names}: missing from the contract (every field is required)')
+    hints = typing.get_type_hints(cls)
+    return cls(**{name: _check(raw[name], hints[name], _field_path(where, name))
+                  for name in fields})
 
 
 def file_sha256(path: str | Path) -> str:

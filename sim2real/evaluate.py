@@ -17,7 +17,8 @@ import torch
 
 from sim2real.contract import Contract, ContractError
 from sim2real.device import device_scope
-from sim2real.export.onnx_policy import INPUT_NAME, onnx_session, OUTPUT_NAME, read_contract
+from sim2real.export.onnx_policy import INPUT_NAME, OUTPUT_NAME
+from sim2real.onnx_io import load_policy
 from sim2real.mdp.contract import contract_from_env
 from sim2real.mdp.env import RLEnv
 from sim2real.policy_io import load_run
@@ -45,8 +46,7 @@ def check_contract(stored: Contract, env_contract: Contract) -> None:
 
 def onnx_policy(path: str | Path) -> tuple[Policy, Contract]:
     """An onnxruntime policy callable and its contract."""
-    contract = read_contract(path)
-    session = onnx_session(path)
+    contract, session = load_policy(path)
 
     def act(obs: torch.Tensor) -> torch.Tensor:
         out = session.run([OUTPUT_NAME],

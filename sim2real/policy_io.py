@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 from pathlib import Path
 
-from sim2real.contract import Contract
-from sim2real.export.onnx_policy import export_onnx, verify_onnx
+import numpy as np
+import onnx
+
+from sim2real.contract import Contract, CONTRACT_KEY, ContractError
+from sim2real.contract_digest import (
+    bind_contract, graph_sha256, leaf_fields, metadata, stored_graph_sha256)
+from sim2real.export.onnx_policy import export_onnx, INPUT_NAME, OUTPUT_NAME
+from sim2real.export.onnx_policy import onnx_session, verify_onnx
+from sim2real.onnx_io import load_model
 from sim2real.mdp.contract import contract_from_env
 from sim2real.rl.checkpoint import CheckpointError, latest_checkpoint, load_checkpoint
 from sim2real.rl.networks import ActorCritic, ExportablePolicy
@@ -48,3 +57,57 @@ def export_run(run_dir: str | Path, out: str | Path | None = None,
     max_abs = verify_onnx(policy, out, num_samples=num_samples, tolerance=tolerance)
     log.info('exported %s; onnxruntime vs torch max |diff| = %.3g', out, max_abs)
     return out, max_abs
+
+
+def task_contract(task: str, action_kind: str) -> Contract:
+    """The contract the registered task gives today for an action kind (a one-env env)."""
+    env = build_env(task, seed=0, num_envs=1, action=action_kind, num_threads=1)
+    return contract_from_env(env)
+
+
+def contract_differences(ours: Contract, theirs: Contract) -> list[str]:
+    """Leaf fields of two contracts that differ, term docstrings aside (they only explain)."""
+    a = leaf_fields(json.loads(ours.to_json()))
+    b = leaf_fields(json.loads(theirs.to_json()))
+    return [path for path in sorted(set(a) | set(b))
+            if not path.endswith('.doc') and a.get(path, KeyError) != b.get(path, KeyError)]
+
+
+def rebind_onnx(src: str | Path, out: str | Path | None = None,
+                num_samples: int = 1000) -> tuple[Path, float]:
+    """Bind an ONNX policy's graph to the contract its task gives today (re-export).
+
+    For files exported before the digest existed: the contract in the file is read (not
+    trusted), the task named in it derives the contract afresh, and any difference is refused
+    by field. The graph is kept as it is, so the policy computes what it did; returns (path,
+    max |written - source| over random observations), which is 0.
+    """
+    src = Path(src)
+    data = src.read_bytes()
+    model = load_model(src)
+    if CONTRACT_KEY not in metadata(model):
+        raise ContractError(f'{src}: no "{CONTRACT_KEY}" metadata; not a sim2real policy')
+    bound = stored_graph_sha256(model, str(src))
+    if bound is not None and bound != graph_sha256(model):
+        raise ContractError(f'graph: the graph of {src} changed after export (its digest '
+                            f'says otherwise); re-export it from its run directory instead')
+    stored = Contract.from_json(metadata(model)[CONTRACT_KEY])
+    fresh = task_contract(stored.task, stored.action.kind)
+    differ = contract_differences(stored, fresh)
+    if differ:
+        raise ContractError(
+            f'{differ[0]}: the contract in {src} differs from the one task "{stored.task}" '
+            f'gives ({", ".join(differ)}); re-export it from its run directory instead')
+    out = Path(out) if out is not None else src
+    tmp = out.with_name(f'.{out.name}.{os.getpid()}.tmp')
+    onnx.save(bind_contract(model, fresh), str(tmp))
+    tmp.replace(out)
+    return out, max_output_difference(onnx_session(data), onnx_session(out), num_samples)
+
+
+def max_output_difference(a, b, num_samples: int = 1000) -> float:
+    """Max |a - b| of two policy sessions' actions on seeded random observations."""
+    size = a.get_inputs()[0].shape[1]
+    obs = 3.0 * np.random.default_rng(0).standard_normal((num_samples, size)).astype(np.float32)
+    return float(np.max(np.abs(a.run([OUTPUT_NAME], {INPUT_NAME: obs})[0]
+                               - b.run([OUTPUT_NAME], {INPUT_NAME: obs})[0])))

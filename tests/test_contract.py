@@ -83,13 +83,17 @@ def test_missing_version_is_rejected(contract):
         Contract.from_json(json.dumps(raw))
 
 
-@pytest.mark.parametrize('path, where, name', [
-    (('observations', 1, 'size'), 'observations[1]', 'size'),
-    (('action', 'kind'), 'action', 'kind'),
-    (('robot',), 'contract', 'robot'),
+@pytest.mark.parametrize('path, message', [
+    (('observations', 1, 'size'), 'observations[1].size: missing from the contract'),
+    (('observations', 1, 'scale'), 'observations[1].scale: missing from the contract'),
+    (('action', 'kind'), 'action.kind: missing from the contract'),
+    (('action', 'clip'), 'action.clip: missing from the contract'),
+    (('robot',), 'robot: missing from the contract'),
 ])
-def test_missing_required_field_is_named(contract, path, where, name):
-    """Deleting a required field (size, kind, robot) raises an error naming place and field."""
+def test_missing_field_is_named_not_defaulted(contract, path, message):
+    """Deleting any field (size, scale, kind, clip, robot) is refused naming its path: a
+    field with a default in code is still required in a file, so it never silently becomes
+    1.0 or None."""
     raw = _raw(contract)
     parent = raw
     for key in path[:-1]:
@@ -97,8 +101,37 @@ def test_missing_required_field_is_named(contract, path, where, name):
     del parent[path[-1]]
     with pytest.raises(ContractError) as info:
         Contract.from_json(json.dumps(raw))
-    assert str(info.value).startswith(f'{where}: ')
-    assert f"'{name}'" in str(info.value)
+    assert str(info.value) == f'{message} (every field is required)'
+
+
+@pytest.mark.parametrize('path, value, message', [
+    (('observations', 0, 'scale'), '2', 'observations[0].scale: must be a number, got a '
+                                        'string "2"'),
+    (('observations', 0, 'clip'), True, 'observations[0].clip: must be a number, got true '
+                                        '(a boolean)'),
+    (('joint_names',), 'hip', 'joint_names: must be a list, got a string "hip"'),
+    (('action', 'size'), 4.0, 'action.size: must be an integer, got a number 4.0'),
+    (('action',), [], 'action: must be an object, got a list []'),
+    (('robot_params',), None, 'robot_params: must be an object, got null'),
+])
+def test_wrong_type_is_named_in_json_terms(contract, path, value, message):
+    """A field of the wrong JSON type is refused with its path and the type in JSON words,
+    not a Python exception from deep inside the runtime."""
+    raw = _raw(contract)
+    parent = raw
+    for key in path[:-1]:
+        parent = parent[key]
+    parent[path[-1]] = value
+    with pytest.raises(ContractError) as info:
+        Contract.from_json(json.dumps(raw))
+    assert str(info.value) == message
+
+
+def test_nan_anywhere_is_refused(contract):
+    """NaN in a nested parameter (JSON extension 'NaN') is refused: numbers must be finite."""
+    text = contract.to_json().replace('6.0', 'NaN')
+    with pytest.raises(ContractError, match='NaN: every number must be finite'):
+        Contract.from_json(text)
 
 
 def test_invalid_json_is_contract_error():

@@ -13,6 +13,8 @@ import pinocchio as pin
 
 from sim2real.contract import Contract, ContractError, file_sha256
 from sim2real.deploy.runtime.params import JointParams, ParamError, QuadrotorParams
+from sim2real.deploy.runtime.physics_check import (
+    check_joint_physics, check_rotor_physics, check_tighter, ROTOR_KINDS)
 
 # node command_interface -> action kinds it can carry
 COMMAND_INTERFACES = {
@@ -45,11 +47,22 @@ def check_urdf(contract: Contract, path: str | Path) -> pin.Model:
         if name not in names:
             raise ContractError(f'joint_names[{i}]: joint "{name}" is not in {path}')
     mass = contract.robot_params.get('mass_kg')
+    if mass is None:
+        raise ContractError('robot_params.mass_kg: required, missing from the contract')
     total = total_mass_kg(model)
-    if mass is not None and not math.isclose(total, mass, rel_tol=MASS_RTOL):
+    if not math.isclose(total, mass, rel_tol=MASS_RTOL):
         raise ContractError(f'robot_params.mass_kg: the contract says {mass} kg, '
                             f'{path} sums to {total} kg')
     return model
+
+
+def check_physics(contract: Contract, path: str | Path, model: pin.Model) -> None:
+    """The physics the contract states against the URDF at path (its Pinocchio model):
+    rotor model and hover thrust of rotor craft, joint limits, gains and default pose."""
+    if contract.joint_names:
+        check_joint_physics(contract, model)
+    if contract.action.kind in ROTOR_KINDS or 'rotors' in contract.robot_params:
+        check_rotor_physics(contract, path)
 
 
 def check_contract(contract: Contract) -> None:
@@ -62,6 +75,15 @@ def check_contract(contract: Contract) -> None:
                             f'runtime feeds raw observations to a graph that normalizes')
     if not contract.policy_rate_hz > 0.0:
         raise ContractError(f'policy_rate_hz: must be positive, got {contract.policy_rate_hz}')
+    decimation = contract.physics_rate_hz / contract.policy_rate_hz
+    if not (decimation >= 1.0 and math.isclose(decimation, round(decimation), rel_tol=1e-9)):
+        raise ContractError(f'physics_rate_hz: {contract.physics_rate_hz} Hz is not a whole '
+                            f'multiple of policy_rate_hz {contract.policy_rate_hz} Hz')
+    seen = set()
+    for i, name in enumerate(contract.joint_names):
+        if name in seen:
+            raise ContractError(f'joint_names[{i}]: "{name}" is listed twice')
+        seen.add(name)
 
 
 def check_params(contract: Contract, params, model: pin.Model | None = None) -> None:
@@ -112,9 +134,22 @@ def _check_quadrotor(contract: Contract, params: QuadrotorParams) -> None:
                   'fallback_max_descent_s')
     if not np.all(np.less(params.geofence_min_m, params.geofence_max_m)):
         raise ParamError('parameter "geofence_min_m": must be below geofence_max_m per axis')
-    if 'mass_kg' not in contract.robot_params or 'hover_thrust_n' not in contract.robot_params:
-        raise ContractError('robot_params.mass_kg: the quadrotor fallback needs mass_kg and '
-                            'hover_thrust_n')
+    for key in ('mass_kg', 'hover_thrust_n'):
+        if key not in contract.robot_params:
+            raise ContractError(f'robot_params.{key}: required by the quadrotor fallback')
+    rotors = contract.robot_params.get('rotors')
+    for key in ('directions', 'thrust_coefficient', 'max_speed_rad_s'):
+        if not isinstance(rotors, dict) or key not in rotors:
+            raise ContractError(f'robot_params.rotors.{key}: required by the thrust limits')
+    trained = contract.action.params.get('max_body_rate_rad_s')
+    if contract.action.kind == 'thrust_body_rates' and not isinstance(trained, (int, float)):
+        raise ContractError('action.params.max_body_rate_rad_s: required, the body rate the '
+                            'policy output 1 means')
+    if contract.action.kind == 'thrust_body_rates' and not (
+            params.max_body_rate_rad_s <= trained):
+        raise ContractError(f'max_body_rate_rad_s: parameter {params.max_body_rate_rad_s} '
+                            f'rad/s exceeds the trained action.params.max_body_rate_rad_s '
+                            f'{trained}; the parameter file may only tighten limits')
 
 
 def _check_joints(contract: Contract, params: JointParams, model: pin.Model | None) -> None:
@@ -139,22 +174,12 @@ def _check_joints(contract: Contract, params: JointParams, model: pin.Model | No
         raise ParamError(f'parameter "fallback": "{params.fallback}" is not damping or hold')
     _positive(params, 'joint_state_timeout_s', 'max_tilt_rad', 'joint_vel_limit_rad_s')
     _positive(params, *[f'max_rate_rad_s[{i}]' for i in range(n)])
+    if params.leg_odometry_max_speed_m_s > 0.0 and not contract.robot_params.get('foot_names'):
+        raise ContractError(
+            'robot_params.foot_names: required by parameter leg_odometry_max_speed_m_s '
+            f'({params.leg_odometry_max_speed_m_s} m/s, the leg-odometry latch)')
     if model is not None:
-        _check_urdf_limits(params, model)
-
-
-def _check_urdf_limits(params: JointParams, model: pin.Model) -> None:
-    """Position limits inside the URDF's limits."""
-    for i, name in enumerate(params.joint_names):
-        joint = model.joints[model.getJointId(name)]
-        if joint.nq != 1:
-            raise ContractError(f'joint_names: "{name}" is not a one-dof joint in the URDF')
-        low = model.lowerPositionLimit[joint.idx_q]
-        high = model.upperPositionLimit[joint.idx_q]
-        if params.pos_min_rad[i] < low or params.pos_max_rad[i] > high:
-            raise ContractError(f'pos_min_rad[{i}]: limits [{params.pos_min_rad[i]}, '
-                                f'{params.pos_max_rad[i]}] of "{name}" exceed the URDF limits '
-                                f'[{low}, {high}]')
+        check_tighter(params, model)
 
 
 def _value(params, key: str) -> float:

@@ -35,12 +35,20 @@ class Integrator:
         self.history = np.zeros((history_length, self.spec.size))
         """Clipped policy outputs, newest first, (history_length, action size)."""
 
-    def param(self, name: str, default=None):
-        """action.params[name] as float64; ContractError naming the field when missing."""
-        value = self.spec.params.get(name, default)
+    def param(self, name: str):
+        """action.params[name] as float64; ContractError naming the field when missing, not
+        numeric, not finite, or neither one number nor one per action element."""
+        value = self.spec.params.get(name)
         if value is None:
             raise ContractError(f'action.params.{name}: required by action kind "{self.kind}"')
-        return np.asarray(value, dtype=np.float64)
+        try:
+            array = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ContractError(f'action.params.{name}: must be numbers, got {value!r}') from None
+        if not np.isfinite(array).all() or array.shape not in ((), (self.spec.size,)):
+            raise ContractError(f'action.params.{name}: must be one finite number or '
+                                f'{self.spec.size}, got {value!r}')
+        return array
 
     def reset(self, joint_pos_rad: np.ndarray | None = None) -> None:
         """Zero the history; joint integrators seed their state with the measured q."""
@@ -87,12 +95,13 @@ class JointPositionOffset(Integrator):
     """q* = q0 + scale a: absolute targets around the default pose."""
 
     kind = 'joint_position_offset'
+    required = ('scale',)
 
     def __init__(self, contract: Contract, history_length: int = 1):
         """Default pose q0 from the contract, target state seeded with q0."""
         super().__init__(contract, history_length)
         self.default_rad = np.asarray(contract.default_joint_pos_rad, dtype=np.float64)
-        self.scale = self.param('scale', 1.0)
+        self.scale = self.param('scale')
         self.target_rad = self.default_rad.copy()
         """Last target q* [rad]."""
 
@@ -123,7 +132,7 @@ class JointPositionEma(JointPositionOffset):
     """q* = alpha (q0 + scale a) + (1 - alpha) q*_prev."""
 
     kind = 'joint_position_ema'
-    required = ('alpha',)
+    required = ('scale', 'alpha')
 
     def command(self, a: np.ndarray) -> np.ndarray:
         """Exponential moving average of the offset targets."""
@@ -137,7 +146,7 @@ class JointPositionRateCapped(JointPositionOffset):
     """q* moves toward q0 + scale a by at most max_rate_rad_s per second."""
 
     kind = 'joint_position_rate_capped'
-    required = ('max_rate_rad_s',)
+    required = ('scale', 'max_rate_rad_s')
 
     def command(self, a: np.ndarray) -> np.ndarray:
         """Step toward the offset target, capped at max_rate_rad_s / policy_rate_hz."""

@@ -1,17 +1,19 @@
 """Joint-robot profile: position targets with PD gains, behind the joint safety chain.
 
-Streams: 'joint_state' pos_rad(n), vel_rad_s(n) in contract order (JointStateMapper puts
-a message's by-name arrays in that order), or in any order with a 'names' array; 'imu'
-quat_wxyz(4) [world<-base], ang_vel_b(3) [rad/s; base]; optional 'command'
-velocity_command(3) [vx m/s, vy m/s, yaw rate rad/s; heading frame], clipped to
-velocity_command_limit. Command: [q* (n) rad, kp (n), kd (n)], contract joint order.
+Streams: 'joint_state' pos_rad(n), vel_rad_s(n) in contract order, or in any order with a
+'names' list (matched BY NAME, joint_state.JointStateMapper: the one mapping the node and
+the runtime share); 'imu' quat_wxyz(4) [world<-base], ang_vel_b(3) [rad/s; base];
+optional 'command' velocity_command(3) [vx m/s, vy m/s, yaw rate rad/s; heading frame],
+clipped to velocity_command_limit. Command: [q* (n) rad, kp (n), kd (n)], contract order.
 Chain: NaN guard -> integrator -> joint clamp -> rate limit -> torque feasibility ->
-soft-start blend (or stand-up to the default pose) -> latches (tilt, joint velocity, stale
-sensors, stale command, leg-odometry speed, e-stop) -> damping or hold fallback -> final
-clamp (position limits; torque-feasible where possible).
+soft-start blend (or stand-up to the default pose, rate-limited too) -> latches (tilt, joint
+velocity, stale sensors, stale command, leg-odometry speed, e-stop) -> damping or hold
+fallback, whose targets go through the same rate limit -> final clamp (position limits;
+torque-feasible where possible). The rate limit is relative to the last tick's final target
+(the measured pose while disarmed).
 
 Kp and kd must equal the gains the policy was trained with (contract
-action.params.kp_nm_per_rad / kd_nm_s_per_rad) when the contract carries them. When the
+action.params.kp_nm_per_rad / kd_nm_s_per_rad, required). When the
 contract names the feet (robot_params.foot_names), Pinocchio leg odometry estimates the base
 velocity every tick from the joint states, the gyro and the lowest feet (stance).
 """
@@ -26,89 +28,17 @@ from sim2real.contract import Contract, ContractError
 from sim2real.deploy.runtime import filters
 from sim2real.assets import resolve_urdf
 from sim2real.deploy.runtime.integrators import Integrator
-from sim2real.deploy.runtime.legged_kinematics import LeggedKinematics
+from sim2real.deploy.runtime.joint_state import JointStateMapper
+from sim2real.deploy.runtime.leg_odometry import LegOdometry
 from sim2real.deploy.runtime.params import JointParams, ParamError
 from sim2real.deploy.runtime.quadrotor import rotmat_from_quat
-from sim2real.deploy.runtime.sensors import SensorStore, Watchdog
+from sim2real.deploy.runtime.sensors import Sample, SensorStore, Watchdog
 from sim2real.deploy.runtime.state_machine import FALLBACK, StateMachine
 
 __all__ = ['JointParams', 'JointProfile', 'JointStateMapper', 'LegOdometry']
 
 GAIN_FIELDS = (('kp', 'kp_nm_per_rad'), ('kd', 'kd_nm_s_per_rad'))
 GAIN_RTOL = 1e-6
-
-
-class JointStateMapper:
-    """A JointState's arrays (any joint order, matched BY NAME) -> contract joint order.
-
-    A contract joint missing from the message, or position/velocity arrays whose length
-    differs from the name list, give NaN: the runtime's NaN guard then latches the fallback.
-    The name -> index map is cached for the last name list seen.
-    """
-
-    def __init__(self, joint_names):
-        """Contract joint names in policy order."""
-        self.names = list(joint_names)
-        self._key: tuple | None = None
-        self._index = np.zeros(0, dtype=int)
-
-    def _indices(self, names) -> np.ndarray:
-        """Index of each contract joint in names (-1 when absent)."""
-        key = tuple(names)
-        if key != self._key:
-            where = {name: i for i, name in enumerate(key)}
-            self._key, self._index = key, np.array([where.get(n, -1) for n in self.names])
-        return self._index
-
-    def map(self, names, position, velocity) -> tuple[np.ndarray, np.ndarray]:
-        """(q [rad], qd [rad/s]) in contract order."""
-        index = self._indices(names)
-        return self._pick(index, position, len(names)), self._pick(index, velocity, len(names))
-
-    @staticmethod
-    def _pick(index: np.ndarray, values, size: int) -> np.ndarray:
-        """values[index] with NaN for absent joints or a wrongly sized array."""
-        out = np.full(len(index), np.nan)
-        values = np.asarray(values, dtype=np.float64)
-        if values.shape == (size,):
-            found = index >= 0
-            out[found] = values[index[found]]
-        return out
-
-
-class LegOdometry:
-    """Base velocity from the legs (Pinocchio) with a stance guess and a filtered speed.
-
-    Stance: the feet whose gravity-aligned height below the base is within STANCE_MARGIN_M
-    of the lowest foot (no contact sensors needed). The xy speed in the gravity-aligned
-    frame is low-pass filtered (EMA) so one slipping tick does not trip the latch.
-    """
-
-    STANCE_MARGIN_M = 0.02
-    EMA_ALPHA = 0.3
-
-    def __init__(self, urdf_path, joint_names, foot_names):
-        """Kinematics of urdf_path in contract joint order."""
-        self.kinematics = LeggedKinematics(urdf_path, joint_names, foot_names)
-        self.reset()
-
-    def reset(self) -> None:
-        """Forget the estimate."""
-        self.lin_vel_b = np.zeros(3)
-        """Latest estimate [m/s; base frame] (NaN when it could not be formed)."""
-        self.speed_xy_m_s = 0.0
-        """Filtered horizontal speed [m/s]."""
-
-    def update(self, q, qd, ang_vel_b, rotmat_wb) -> None:
-        """One estimate from joint states [rad, rad/s], gyro [rad/s] and orientation."""
-        if not (filters.all_finite(q, qd, ang_vel_b, rotmat_wb)):
-            return
-        feet_b = self.kinematics.foot_positions_b(q)
-        height = (feet_b @ rotmat_wb.T)[:, 2]
-        stance = height <= height.min() + self.STANCE_MARGIN_M
-        self.lin_vel_b = self.kinematics.base_velocity_from_legs(q, qd, ang_vel_b, stance)
-        speed = float(np.linalg.norm((rotmat_wb @ self.lin_vel_b)[:2]))
-        self.speed_xy_m_s += self.EMA_ALPHA * (speed - self.speed_xy_m_s)
 
 
 class JointProfile:
@@ -140,13 +70,22 @@ class JointProfile:
         self.command_limit = np.asarray(params.velocity_command_limit, dtype=np.float64)
         self.mapper = JointStateMapper(self.names)
         feet = contract.robot_params.get('foot_names')
-        self.leg_odometry = None if not feet else LegOdometry(
-            resolve_urdf(params.urdf_file), self.names, feet)
+        try:
+            self.leg_odometry = None if not feet else LegOdometry(
+                resolve_urdf(params.urdf_file), self.names, feet)
+        except ValueError as exc:   # feet or joints the URDF does not have
+            raise ContractError(f'robot_params.foot_names: {exc}') from exc
         self.default_rad = np.asarray(contract.default_joint_pos_rad, dtype=np.float64)
         self.dt_s = 1.0 / contract.policy_rate_hz
-        self.watchdogs = [Watchdog('joint_state', params.joint_state_timeout_s),
-                          Watchdog('imu', params.imu_timeout_s),
-                          Watchdog('command', params.command_timeout_s)]
+        self.watchdogs = [
+            Watchdog('joint_state', params.joint_state_timeout_s, 'joint_state_timeout_s'),
+            Watchdog('imu', params.imu_timeout_s, 'imu_timeout_s'),
+            Watchdog('command', params.command_timeout_s, 'command_timeout_s')]
+        n = len(self.names)
+        self.shapes = {'joint_state': {'pos_rad': (n,), 'vel_rad_s': (n,)},
+                       'imu': {'quat_wxyz': (4,), 'ang_vel_b': (3,)},
+                       'command': {'velocity_command': (3,)}}
+        """Arrays each stream's samples must hold (SensorStore validates them)."""
         self.cos_max_tilt = math.cos(params.max_tilt_rad)
         self.start_rad = self.previous_rad = self.hold_rad = self.default_rad.copy()
 
@@ -154,8 +93,9 @@ class JointProfile:
         """ContractError naming the field when kp / kd differ from the trained gains."""
         for key, field in GAIN_FIELDS:
             trained = contract.action.params.get(field)
-            if trained is None:
-                continue
+            if not isinstance(trained, list) or len(trained) != len(self.names):
+                raise ContractError(f'action.params.{field}: required, {len(self.names)} '
+                                    f'gains the policy was trained with, got {trained!r}')
             ours = getattr(self, key)
             for i, (name, want) in enumerate(zip(self.names, trained)):
                 if not math.isclose(ours[i], want, rel_tol=GAIN_RTOL):
@@ -163,17 +103,21 @@ class JointProfile:
                         f'action.params.{field}[{i}]: the policy was trained with {key} '
                         f'{want} on "{name}", parameter {key} gives {ours[i]}')
 
+    def convert(self, stream: str, sample: Sample) -> Sample:
+        """A joint state with a 'names' list in contract order (SampleError when it does not
+        fit); other samples as they are."""
+        if stream != 'joint_state' or 'names' not in sample.values:
+            return sample
+        values = sample.values
+        q, qd = self.mapper.map(values['names'], values.get('pos_rad'), values.get('vel_rad_s'))
+        return Sample({'pos_rad': q, 'vel_rad_s': qd}, sample.stamp_s, sample.received_s)
+
     def joint_state(self, store: SensorStore) -> tuple[np.ndarray, np.ndarray]:
         """(q [rad], qd [rad/s]) in contract order; defaults and zeros before any sample."""
         sample = store.latest('joint_state')
         if sample is None:
             return self.default_rad.copy(), np.zeros(len(self.names))
-        q = np.asarray(sample.values['pos_rad'], dtype=np.float64)
-        qd = np.asarray(sample.values['vel_rad_s'], dtype=np.float64)
-        if 'names' in sample.values:
-            index = [list(sample.values['names']).index(name) for name in self.names]
-            q, qd = q[index], qd[index]
-        return q, qd
+        return sample.values['pos_rad'], sample.values['vel_rad_s']
 
     def _command(self, target_rad, kp, kd) -> np.ndarray:
         """[q*, kp, kd] as one float64 vector."""
@@ -236,11 +180,15 @@ class JointProfile:
             self.leg_odometry.reset()
 
     def update_leg_odometry(self, store: SensorStore) -> None:
-        """Leg-odometry estimate from the latest joint states and imu (no-op without feet)."""
+        """Leg-odometry estimate from the latest joint states and imu (no-op without feet);
+        joint velocities outside the latch's domain reset it (that latch covers them)."""
         imu = store.latest('imu')
         if self.leg_odometry is None or imu is None or store.latest('joint_state') is None:
             return
         q, qd = self.joint_state(store)
+        if not np.all(np.abs(qd) <= self.params.joint_vel_limit_rad_s):
+            self.leg_odometry.reset()
+            return
         self.leg_odometry.update(q, qd, store.value('imu', 'ang_vel_b'),
                                  rotmat_from_quat(store.value('imu', 'quat_wxyz')))
 
@@ -259,25 +207,30 @@ class JointProfile:
         q, qd = self.joint_state(store)
         if self.params.soft_start_mode == 'stand_up' and fraction < 1.0:
             target = filters.soft_start_blend(self.start_rad, self.default_rad, fraction)
+            target = self._rate_limited(target)
             target = filters.torque_feasible(target, q, qd, self.kp, self.stand_up_kd,
                                              self.torque_limit_nm)
-            self.previous_rad = target
             return self._command(target, self.kp, self.stand_up_kd)
         target = self.integrator.step(action)
         target = filters.clamp_joint_position(target, self.pos_min_rad, self.pos_max_rad)
-        target = filters.rate_limit(target, self.previous_rad, self.max_rate_rad_s, self.dt_s)
+        target = self._rate_limited(target)
         target = filters.torque_feasible(target, q, qd, self.kp, self.kd, self.torque_limit_nm)
         target = filters.soft_start_blend(self.start_rad, target, fraction)
-        self.previous_rad = target
         return self._command(target, self.kp, self.kd)
+
+    def _rate_limited(self, target_rad: np.ndarray) -> np.ndarray:
+        """target moved at most max_rate_rad_s / rate_hz from the last published target."""
+        return filters.rate_limit(target_rad, self.previous_rad, self.max_rate_rad_s, self.dt_s)
 
     def fallback_command(self, store: SensorStore, now_s: float,
                          machine: StateMachine) -> np.ndarray:
-        """Damping (kp 0, kd damping_kd, q* = measured q) or hold (q* = q at the latch)."""
+        """Damping (kp 0, kd damping_kd, q* -> measured q) or hold (q* -> q at the latch),
+        the target rate-limited from the last published one."""
         if self.params.fallback == 'hold':
-            return self._command(self.hold_rad, self.kp, self.kd)
+            return self._command(self._rate_limited(self.hold_rad), self.kp, self.kd)
         damping = np.full(len(self.names), self.params.damping_kd)
-        return self._command(self.joint_state(store)[0], np.zeros(len(self.names)), damping)
+        target = self._rate_limited(self.joint_state(store)[0])
+        return self._command(target, np.zeros(len(self.names)), damping)
 
     def final_clamp(self, command: np.ndarray, state: str, store: SensorStore) -> np.ndarray:
         """Targets inside the position limits, torque-feasible where both can hold, finite."""
@@ -292,4 +245,5 @@ class JointProfile:
             np.nan_to_num(q, nan=0.0), self.pos_min_rad, self.pos_max_rad)
         target = np.where(np.isfinite(target), target, safe)
         target = filters.clamp_joint_position(target, self.pos_min_rad, self.pos_max_rad)
+        self.previous_rad = target   # the next tick's rate limit starts here (limp: at q)
         return self._command(target, kp, kd)

@@ -1,7 +1,8 @@
 """PolicyRunner: the ONNX policy on onnxruntime (one intra-op, one inter-op thread).
 
-The contract is read from the model's metadata with ``sim2real.onnx_io``, so the runtime
-needs neither torch nor sim2real.export.
+The contract is read from the model's metadata with ``sim2real.onnx_io``, which refuses a file
+whose contract or graph changed after export, so the runtime needs neither torch nor
+sim2real.export.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from sim2real.contract import CONTRACT_KEY, Contract, ContractError
-from sim2real.onnx_io import cpu_session, read_contract
+from sim2real.contract import Contract, ContractError
+from sim2real.onnx_io import load_policy, read_contract
 
 read_policy_contract = read_contract
 """The contract of an ONNX policy file (``sim2real.onnx_io.read_contract``)."""
@@ -29,14 +30,9 @@ class PolicyRunner:
     """Runs the policy on one observation; reports the action and the inference wall time."""
 
     def __init__(self, path: str | Path):
-        """Load the session and the contract in its metadata."""
+        """Load the session and the contract in its metadata (its digest verified)."""
         self.path = Path(path)
-        self.session = cpu_session(self.path)
-        meta = self.session.get_modelmeta().custom_metadata_map
-        if CONTRACT_KEY not in meta:
-            raise ContractError(
-                f'{self.path}: no "{CONTRACT_KEY}" metadata; not a sim2real policy')
-        self.contract = Contract.from_json(meta[CONTRACT_KEY])
+        self.contract, self.session = load_policy(self.path)
         (inp,), (out,) = self.session.get_inputs(), self.session.get_outputs()
         self.input_name, self.output_name = inp.name, out.name
         self.input_size = _width(inp.shape, 'input', self.path)

@@ -18,16 +18,17 @@ from sim2real.deploy.runtime import filters
 from sim2real.deploy.runtime.contract_check import max_collective_thrust_n
 from sim2real.deploy.runtime.integrators import Integrator
 from sim2real.deploy.runtime.params import QuadrotorParams
-from sim2real.deploy.runtime.sensors import SensorStore, Watchdog
+from sim2real.deploy.runtime.sensors import quat_norm, SensorStore, Watchdog
 from sim2real.deploy.runtime.state_machine import ARMED, StateMachine
 
 GRAVITY_M_S2 = 9.81
 
 
 def rotmat_from_quat(quat_wxyz: np.ndarray) -> np.ndarray:
-    """R_wb of a quaternion normalized first (NaN matrix for a zero quaternion)."""
-    norm = float(np.linalg.norm(quat_wxyz))
-    unit = quat_wxyz / norm if norm > 0.0 else np.full(4, np.nan)
+    """R_wb of a quaternion normalized first without overflow (NaN matrix for a zero one;
+    the sensor store refuses quaternions whose norm is not close to 1 before they get here)."""
+    norm = quat_norm(quat_wxyz)
+    unit = quat_wxyz / norm if 0.0 < norm < math.inf else np.full(4, np.nan)
     return terms.quat_to_rotmat(unit)
 
 
@@ -47,9 +48,13 @@ class QuadrotorProfile:
         self.max_speed_rad_s = float(contract.action.params.get(
             'max_speed_rad_s', rotors.get('max_speed_rad_s', 0.0)))
         self.max_collective_n = max_collective_thrust_n(contract)
-        self.watchdogs = [Watchdog('odom', params.odom_timeout_s),
-                          Watchdog('imu', params.imu_timeout_s),
-                          Watchdog('setpoint', params.setpoint_timeout_s)]
+        self.watchdogs = [Watchdog('odom', params.odom_timeout_s, 'odom_timeout_s'),
+                          Watchdog('imu', params.imu_timeout_s, 'imu_timeout_s'),
+                          Watchdog('setpoint', params.setpoint_timeout_s, 'setpoint_timeout_s')]
+        self.shapes = {'odom': {'pos_w': (3,), 'quat_wxyz': (4,), 'lin_vel_b': (3,),
+                                'ang_vel_b': (3,)},
+                       'imu': {'ang_vel_b': (3,)}, 'setpoint': {'pos_w': (3,)}}
+        """Arrays each stream's samples must hold (SensorStore validates them)."""
         self.cos_max_tilt = math.cos(params.max_tilt_rad)
         self.airborne = False
         """The fallback latched from an armed state (motors were running)."""
@@ -66,6 +71,10 @@ class QuadrotorProfile:
         return self._rotmat_of[1]
 
     # -- state -------------------------------------------------------------------------
+    def convert(self, stream: str, sample):
+        """Samples as they come (a quadrotor's streams need no mapping)."""
+        return sample
+
     def off_command(self, store: SensorStore | None = None) -> np.ndarray:
         """Motors off: thrust 0 and rates 0, or every rotor speed 0."""
         return np.zeros(4 if self.kind == 'thrust_body_rates' else self.num_rotors)
@@ -142,6 +151,9 @@ class QuadrotorProfile:
             rates = p.fallback_level_gain * np.array([gravity_b[1], -gravity_b[0], 0.0])
             vz_w = terms.rotate_body_to_world(rotmat, store.value('odom', 'lin_vel_b'))[2]
             accel = GRAVITY_M_S2 + p.fallback_vz_gain * (-p.descend_speed_m_s - vz_w)
+            # within [0, 2 g]: a descent needs no more, and an absurd velocity reading
+            # (finite, 1e300) must not turn the fallback into a full-thrust climb
+            accel = min(max(accel, 0.0), 2.0 * GRAVITY_M_S2)
             thrust = self.mass_kg * accel / max(rotmat[2, 2], 0.5)
         elif now_s - machine.latched_s > p.fallback_max_descent_s:
             self.motors_off = True

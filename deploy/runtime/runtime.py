@@ -1,12 +1,16 @@
 """Runtime: the one object the policy node talks to (time injected, never blocks, no ROS).
 
-One tick: NaN guard on samples -> latches -> observation -> policy -> NaN guard on the action
--> integrator and filters (profile) -> fallback when latched -> final clamp.
+One tick: guard on samples (non-finite, malformed, implausible) -> clock guard -> latches ->
+observation -> policy -> NaN guard on the action -> integrator and filters (profile) ->
+fallback when latched -> final clamp. No exception escapes step() or enable(): an error
+inside the chain latches the fallback ('error:<type>'), and if the fallback itself fails,
+the profile's off command is sent.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,7 +20,7 @@ import pinocchio as pin
 from sim2real import terms
 from sim2real.assets import resolve_urdf
 from sim2real.contract import Contract
-from sim2real.deploy.runtime.contract_check import check_params, check_urdf
+from sim2real.deploy.runtime.contract_check import check_params, check_physics, check_urdf
 from sim2real.deploy.runtime.filters import all_finite
 from sim2real.deploy.runtime.integrators import make_integrator
 from sim2real.deploy.runtime.joints import JointProfile
@@ -24,7 +28,7 @@ from sim2real.deploy.runtime.observations import action_history_length, Observat
 from sim2real.deploy.runtime.params import load_params, params_from_dict, QuadrotorParams
 from sim2real.deploy.runtime.policy import PolicyRunner
 from sim2real.deploy.runtime.quadrotor import QuadrotorProfile
-from sim2real.deploy.runtime.sensors import Sample, SensorStore
+from sim2real.deploy.runtime.sensors import Sample, SampleError, SensorStore
 from sim2real.deploy.runtime.state_machine import FALLBACK, INACTIVE, StateMachine
 
 log = logging.getLogger(__name__)
@@ -64,8 +68,11 @@ class Runtime:
         self.command_kind = self.profile.command_kind
         self.rate_hz = float(params.rate_hz)
         self.period_s = 1.0 / self.rate_hz
-        self.store = SensorStore()
+        self.store = SensorStore(self.profile.shapes)
         self.machine = StateMachine(params.soft_start_s)
+        self.started_s: float | None = None
+        """Steady time of the first step() or enable() [s] (the node's start, in effect)."""
+        self._now_s = -math.inf
         self._warm_up()
 
     def _warm_up(self) -> None:
@@ -92,10 +99,14 @@ class Runtime:
 
     @classmethod
     def from_params(cls, params, policy_path=None) -> Runtime:
-        """Load the policy (policy_path or params.policy_file) and check it against the URDF."""
+        """Load the policy (policy_path or params.policy_file); check it against the
+        parameters, the URDF and the physics the URDF describes."""
         policy = PolicyRunner(Path(policy_path or params.policy_file))
-        model = check_urdf(policy.contract, resolve_urdf(params.urdf_file))
-        return cls(policy.contract, params, policy, model)
+        urdf = resolve_urdf(params.urdf_file)
+        model = check_urdf(policy.contract, urdf)
+        runtime = cls(policy.contract, params, policy, model)
+        check_physics(policy.contract, urdf, model)
+        return runtime
 
     @property
     def state(self) -> str:
@@ -103,25 +114,54 @@ class Runtime:
         return self.machine.state
 
     def put(self, stream: str, sample: Sample) -> None:
-        """Store the latest sample of a stream (non-finite samples latch at the next tick)."""
-        self.store.put(stream, sample)
+        """Store the latest sample of a stream; unusable ones latch at the next tick."""
+        try:
+            self.store.put(stream, self.profile.convert(stream, sample))
+        except SampleError as exc:
+            self.store.flag(stream, f'bad:{stream} ({exc})')
+        except Exception as exc:   # not a Sample of named arrays at all: never raise here
+            self.store.flag(stream, f'bad:{stream} (malformed sample: {type(exc).__name__})')
 
     def observation(self) -> np.ndarray:
         """The policy input (1, observation_size) float32 from the latest samples."""
         return self.builder.build(self.profile.observation_inputs(self.store))
 
     def step(self, now_s: float) -> StepResult:
-        """One control tick at steady-clock time now_s [s]."""
+        """One control tick at steady-clock time now_s [s]; never raises."""
         with np.errstate(all='ignore'):
-            return self._step(now_s)
+            now_s, backwards = self._clock(now_s)
+            try:
+                return self._step(now_s, backwards)
+            except Exception as exc:   # a bug or garbage that got through: fail safe
+                log.exception('control tick failed; latching the fallback')
+                self._latch(f'error:{type(exc).__name__}', now_s)
+                return StepResult(self._safe_command(now_s), self.machine.state,
+                                  self.machine.reason, None, None)
 
-    def _step(self, now_s: float) -> StepResult:
-        """step() without the floating-point warnings of garbage inputs."""
-        nonfinite = self.store.take_nonfinite()
+    def _clock(self, now_s: float) -> tuple[float, float]:
+        """(monotonic now [s], how far now_s went back [s]): time never runs backwards here."""
+        if self.started_s is None:
+            self.started_s = now_s
+        backwards = self._now_s - now_s if now_s < self._now_s else 0.0
+        self._now_s = max(self._now_s, now_s)
+        return self._now_s, backwards
+
+    def _safe_command(self, now_s: float) -> np.ndarray:
+        """The fallback command, or the off command when even the fallback fails."""
+        try:
+            command = self.profile.fallback_command(self.store, now_s, self.machine)
+            return self.profile.final_clamp(command, self.machine.state, self.store)
+        except Exception:
+            log.exception('fallback command failed; sending the off command')
+            return self.profile.off_command(None)
+
+    def _step(self, now_s: float, backwards_s: float) -> StepResult:
+        """step() without the error guard."""
+        problems = self.store.take_problems()
         machine, command = self.machine, None
         inference_s = action = None
         if machine.armed:
-            reason = (f'nan:{nonfinite[0]}' if nonfinite
+            reason = (problems[0] if problems else 'clock' if backwards_s > 0.0
                       else self.profile.latch_reason(self.store, now_s))
             if not reason:
                 fraction = machine.soft_start_fraction(now_s)
@@ -149,26 +189,46 @@ class Runtime:
         self.machine.latch(reason, now_s)
         if was != FALLBACK:
             log.warning('fallback latched: %s', reason)
-            self.profile.on_latch(self.store, self.machine)
+            try:
+                self.profile.on_latch(self.store, self.machine)
+            except Exception:   # the latch holds; the fallback then works from defaults
+                log.exception('fallback set-up failed')
 
     def enable(self, now_s: float) -> tuple[bool, str]:
-        """Arm, or re-enable after a latch; refused unless sensors are fresh and finite."""
+        """Arm, or re-enable after a latch; refused (with what is wrong and since when)
+        unless the clock runs forward and the sensors are fresh, valid and in limits."""
         if self.machine.armed:
             return True, 'already armed'
-        pending = self.store.pending_nonfinite()
         with np.errstate(all='ignore'):
-            reason = (f'nan:{pending[0]}' if pending
-                      else self.profile.enable_reason(self.store, now_s))
+            now_s, backwards = self._clock(now_s)
+            try:
+                reason = self._enable_reason(now_s, backwards)
+            except Exception as exc:
+                log.exception('enable check failed')
+                reason = f'error:{type(exc).__name__} ({exc})'
         if reason:
             return False, reason
         self.profile.on_enable(self.store, now_s)
         self.machine.enable(now_s)
         return True, ''
 
+    def _enable_reason(self, now_s: float, backwards_s: float) -> str:
+        """Why enable() must refuse now, explained for an operator ('' to arm)."""
+        pending = self.store.pending_problems()
+        if pending:
+            return pending[0]
+        if backwards_s > 0.0:
+            return f'clock (the steady clock went back {backwards_s:.3g} s)'
+        reason = self.profile.enable_reason(self.store, now_s)
+        for watchdog in self.profile.watchdogs:
+            if reason == f'stale:{watchdog.stream}':
+                return f'{reason} ({watchdog.explain(self.store, now_s, self.started_s)})'
+        return reason
+
     def disable(self, now_s: float) -> None:
         """Back to inactive (motors off / limp)."""
         self.machine.disable()
 
     def estop(self, now_s: float) -> None:
-        """Latched fallback with reason 'estop'."""
-        self._latch('estop', now_s)
+        """Latched fallback with reason 'estop' (at the latest time seen: never raises)."""
+        self._latch('estop', max(self._now_s, now_s))

@@ -1,4 +1,15 @@
-"""Sensor samples, the latest-state store and the steady-clock watchdog."""
+"""Sensor samples, their validation, the latest-state store and the steady-clock watchdog.
+
+A sample is refused (not stored, and flagged so that the next tick latches) when a value is
+not finite ('nan:<stream>') or is malformed or implausible ('bad:<stream> (<what>)'): a
+missing field, a wrong length, a quaternion whose norm is not close to 1 (a zero, huge or
+subnormal quaternion says nothing about attitude).
+
+Freshness: a sample with a newer source stamp is new data; a repeated stamp is not (a frozen
+sensor goes stale). A source whose stamps jump (one stamp an hour ahead, a driver restarting
+its clock) would otherwise stall the stream for good, so RESYNC_SAMPLES consecutive samples
+with rising stamps that all lie behind the stored one re-synchronize it.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +17,16 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+
+QUAT_NORM_TOLERANCE = 0.1
+"""A quaternion is usable when its norm is within 1 +- this (drivers send unit quaternions;
+float32 rounding is ~1e-7, anything far off is a fault, not an attitude)."""
+RESYNC_SAMPLES = 3
+"""Consecutive rising-stamp samples behind the stored stamp that re-synchronize a stream."""
+
+
+class SampleError(ValueError):
+    """A sensor sample is malformed or implausible; the message says what, in plain words."""
 
 
 @dataclass(frozen=True)
@@ -20,6 +41,14 @@ class Sample:
     """Steady clock (time.monotonic) at receipt [s]."""
 
 
+def quat_norm(quat_wxyz: np.ndarray) -> float:
+    """Norm of a quaternion without overflow or underflow (inf / 0 for non-finite / zero)."""
+    scale = float(np.max(np.abs(quat_wxyz)))
+    if not math.isfinite(scale) or scale == 0.0:
+        return scale
+    return scale * float(np.sqrt(np.sum(np.square(quat_wxyz / scale))))
+
+
 def sample_is_finite(sample: Sample) -> bool:
     """True when every value, the stamp and the receive time are finite numbers."""
     if not (math.isfinite(sample.stamp_s) and math.isfinite(sample.received_s)):
@@ -31,23 +60,67 @@ def sample_is_finite(sample: Sample) -> bool:
     return True
 
 
-class SensorStore:
-    """Latest finite sample per stream with a NEW stamp, and which streams sent NaN/Inf."""
+def check_sample(sample: Sample, shapes: dict[str, tuple[int, ...]]) -> Sample:
+    """sample with float64 arrays of the declared shapes; SampleError saying what is wrong."""
+    values = dict(sample.values)
+    for name, shape in shapes.items():
+        if name not in values:
+            raise SampleError(f'no {name}')
+        try:
+            array = np.asarray(values[name], dtype=np.float64)
+        except (TypeError, ValueError):
+            raise SampleError(f'{name} is not numbers') from None
+        if array.shape != shape:
+            raise SampleError(f'{name} has {array.size} values, expected {math.prod(shape)}')
+        if name.endswith('quat_wxyz'):
+            norm = quat_norm(array)
+            if not abs(norm - 1.0) <= QUAT_NORM_TOLERANCE:
+                raise SampleError(f'{name} has norm {norm:.3g}, not a rotation')
+        values[name] = array
+    return Sample(values, float(sample.stamp_s), float(sample.received_s))
 
-    def __init__(self):
-        """An empty store."""
+
+class SensorStore:
+    """Latest valid sample per stream with a new stamp, and the problems seen since a tick."""
+
+    def __init__(self, shapes: dict[str, dict[str, tuple[int, ...]]] | None = None):
+        """An empty store; shapes[stream] names the arrays a stream's samples must hold."""
+        self.shapes = shapes or {}
         self._latest: dict[str, Sample] = {}
-        self._nonfinite: list[str] = []
+        self._behind: dict[str, list[Sample]] = {}
+        self._problems: list[tuple[str, str]] = []
 
     def put(self, stream: str, sample: Sample) -> None:
-        """Keep sample if finite and newer than the stored one; flag it when not finite."""
+        """Keep sample if valid and new (see module docstring); flag it when invalid."""
         if not sample_is_finite(sample):
-            if stream not in self._nonfinite:
-                self._nonfinite.append(stream)
+            self.flag(stream, f'nan:{stream}')
+            return
+        try:
+            sample = check_sample(sample, self.shapes.get(stream, {}))
+        except SampleError as exc:
+            self.flag(stream, f'bad:{stream} ({exc})')
             return
         latest = self._latest.get(stream)
         if latest is None or sample.stamp_s > latest.stamp_s:
             self._latest[stream] = sample
+            self._behind.pop(stream, None)
+        elif sample.stamp_s < latest.stamp_s:
+            self._resync(stream, sample)
+
+    def _resync(self, stream: str, sample: Sample) -> None:
+        """Collect rising samples behind the stored stamp; RESYNC_SAMPLES of them re-sync."""
+        behind = self._behind.setdefault(stream, [])
+        if behind and not sample.stamp_s > behind[-1].stamp_s:
+            behind.clear()
+        behind.append(sample)
+        if len(behind) >= RESYNC_SAMPLES:
+            self._latest[stream] = sample
+            behind.clear()
+
+    def flag(self, stream: str, reason: str) -> None:
+        """Record that stream sent an unusable sample (latched at the next tick)."""
+        if all(s != stream for s, _ in self._problems):
+            self._problems.append((stream, reason))
 
     def latest(self, stream: str) -> Sample | None:
         """The newest stored sample of stream, or None."""
@@ -61,18 +134,21 @@ class SensorStore:
         return np.asarray(sample.values[name], dtype=np.float64)
 
     def age_s(self, stream: str, now_s: float) -> float:
-        """Steady-clock time since the newest sample was received [s]; inf when none."""
+        """Steady-clock time since the newest sample was received [s]; inf when none, and
+        for a sample received in the future (a receive time that cannot be trusted)."""
         sample = self._latest.get(stream)
-        return math.inf if sample is None else now_s - sample.received_s
+        if sample is None or sample.received_s > now_s:
+            return math.inf
+        return now_s - sample.received_s
 
-    def pending_nonfinite(self) -> list[str]:
-        """Streams that sent a non-finite sample since the last take_nonfinite()."""
-        return list(self._nonfinite)
+    def pending_problems(self) -> list[str]:
+        """Latch reasons of the unusable samples since the last take_problems()."""
+        return [reason for _, reason in self._problems]
 
-    def take_nonfinite(self) -> list[str]:
-        """Streams that sent a non-finite sample since the last call, in arrival order."""
-        out, self._nonfinite = self._nonfinite, []
-        return out
+    def take_problems(self) -> list[str]:
+        """Latch reasons of the unusable samples since the last call, in arrival order."""
+        out, self._problems = self._problems, []
+        return [reason for _, reason in out]
 
 
 @dataclass(frozen=True)
@@ -83,6 +159,8 @@ class Watchdog:
     """Stream name, e.g. 'odom'."""
     timeout_s: float
     """Largest allowed age on the steady clock [s]; <= 0 means the stream is not required."""
+    parameter: str = ''
+    """Name of the parameter that sets timeout_s (named when enable is refused)."""
 
     def stale(self, store: SensorStore, now_s: float) -> bool:
         """True when the stream is required and its newest sample is older than timeout_s."""
@@ -91,3 +169,14 @@ class Watchdog:
     def reason(self, store: SensorStore, now_s: float) -> str:
         """'stale:<stream>' when stale, else ''."""
         return f'stale:{self.stream}' if self.stale(store, now_s) else ''
+
+    def explain(self, store: SensorStore, now_s: float, since_s: float) -> str:
+        """Why the stream is stale, for an operator: nothing yet, or how old, and the limit."""
+        sample = store.latest(self.stream)
+        if sample is None:
+            return (f'no {self.stream} message yet, {now_s - since_s:.1f} s after start; '
+                    f'DDS discovery can take seconds: wait and retry')
+        if sample.received_s > now_s:
+            return f'the last {self.stream} message has a receive time in the future'
+        return (f'last {self.stream} message {now_s - sample.received_s:.3g} s ago, '
+                f'{self.parameter or "timeout"} {self.timeout_s:g} s')

@@ -37,10 +37,13 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    """Export a run's policy to ONNX and verify it against torch."""
-    from sim2real.policy_io import export_run
-    path, max_abs = export_run(args.run_dir, args.out, num_samples=args.samples,
-                               tolerance=args.tolerance)
+    """Export a run's policy to ONNX and verify it against torch (or re-bind an ONNX file)."""
+    from sim2real.policy_io import export_run, rebind_onnx
+    if args.run_dir.endswith('.onnx') and os.path.isfile(args.run_dir):
+        path, max_abs = rebind_onnx(args.run_dir, args.out, num_samples=args.samples)
+    else:
+        path, max_abs = export_run(args.run_dir, args.out, num_samples=args.samples,
+                                   tolerance=args.tolerance)
     sys.stdout.write(json.dumps({'onnx': str(path), 'max_abs_diff': max_abs,
                                  'samples': args.samples}) + '\n')
     return 0
@@ -123,8 +126,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_train)
 
     p = sub.add_parser('export', help='export a run to ONNX with its contract')
-    p.add_argument('run_dir', help='run directory written by `sim2real train`')
-    p.add_argument('--out', default=None, help='ONNX path (default RUN_DIR/policy.onnx)')
+    p.add_argument('run_dir', metavar='RUN_DIR_OR_ONNX',
+                   help='run directory written by `sim2real train`, or an exported .onnx '
+                        'whose contract is re-derived from its task and bound to its graph '
+                        '(for files exported before the digest; refused if they differ)')
+    p.add_argument('--out', default=None,
+                   help='ONNX path (default RUN_DIR/policy.onnx, or the .onnx in place)')
     p.add_argument('--samples', type=int, default=1000, help='observations compared')
     p.add_argument('--tolerance', type=float, default=1e-5, help='max |onnx - torch|')
     p.set_defaults(func=_cmd_export)

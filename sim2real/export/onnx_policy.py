@@ -9,7 +9,8 @@ import numpy as np
 import onnx
 import torch
 
-from sim2real.contract import CONTRACT_KEY, Contract
+from sim2real.contract import Contract
+from sim2real.contract_digest import bind_contract
 from sim2real.onnx_io import cpu_session as onnx_session
 from sim2real.onnx_io import read_contract
 from sim2real.rl.networks import ExportablePolicy
@@ -29,7 +30,7 @@ class ExportError(RuntimeError):
 
 
 def export_onnx(policy: ExportablePolicy, contract: Contract, path: str | Path) -> Path:
-    """Write policy to path as ONNX with the contract JSON under CONTRACT_KEY."""
+    """Write policy to path as ONNX with the contract and its digest over the graph inside."""
     path = Path(path)
     policy = policy.eval()
     dummy = torch.zeros(1, contract.observation_size)
@@ -39,11 +40,9 @@ def export_onnx(policy: ExportablePolicy, contract: Contract, path: str | Path) 
         dynamic_axes={INPUT_NAME: {0: 'batch'}, OUTPUT_NAME: {0: 'batch'}},
         opset_version=OPSET, dynamo=False)
     model = onnx.load(str(tmp))
-    entry = model.metadata_props.add()
-    entry.key, entry.value = CONTRACT_KEY, contract.to_json()
     model.producer_name = 'sim2real'
     onnx.checker.check_model(model)
-    onnx.save(model, str(tmp))
+    onnx.save(bind_contract(model, contract), str(tmp))
     tmp.replace(path)
     return path
 

@@ -16,7 +16,7 @@ import mujoco
 import numpy as np
 
 from sim2real.sim.mjcf import BASE_BODY, load_floating_base
-from sim2real.sim.rotors import _float_attr, parse_urdf, UrdfError
+from sim2real.urdf import float_attr, parse_urdf, UrdfError
 
 LEGS = ('FL', 'FR', 'RL', 'RR')
 JOINT_KINDS = ('hip', 'thigh', 'calf')
@@ -122,10 +122,10 @@ def _read_motors(ext: ET.Element, path: Path) -> dict[str, tuple[float, float, f
         names = motor.get('joints', '').split()
         if not names:
             raise UrdfError(f'{path}: <motor> lacks attribute "joints"')
-        gear = _float_attr(motor, 'gear_ratio', path)
-        rotor = _float_attr(motor, 'rotor_inertia_kg_m2', path)
-        values = (_float_attr(motor, 'stall_torque_nm', path),
-                  _float_attr(motor, 'no_load_speed_rad_s', path), rotor * gear ** 2)
+        gear = float_attr(motor, 'gear_ratio', path)
+        rotor = float_attr(motor, 'rotor_inertia_kg_m2', path)
+        values = (float_attr(motor, 'stall_torque_nm', path),
+                  float_attr(motor, 'no_load_speed_rad_s', path), rotor * gear ** 2)
         if min(values) <= 0.0:
             raise UrdfError(f'{path}: <motor joints="{" ".join(names)}"> values must be > 0')
         twice = [name for name in names if name in motors]
@@ -153,11 +153,11 @@ def read_legged_urdf(urdf: str | Path) -> LeggedUrdfData:
         limit = joints[name].find('limit')
         if limit is None:
             raise UrdfError(f'{path}: joint "{name}" has no <limit>')
-        velocity.append(_float_attr(limit, 'velocity', path))
+        velocity.append(float_attr(limit, 'velocity', path))
     table = np.array([motors[name] for name in JOINT_NAMES])
     return LeggedUrdfData(
         velocity_limit_rad_s=np.array(velocity),
-        default_joint_pos_rad=np.array([_float_attr(pose, n, path) for n in JOINT_NAMES]),
+        default_joint_pos_rad=np.array([float_attr(pose, n, path) for n in JOINT_NAMES]),
         stall_torque_nm=table[:, 0], no_load_speed_rad_s=table[:, 1],
         armature_kg_m2=table[:, 2])
 

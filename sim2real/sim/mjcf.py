@@ -7,7 +7,7 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
-from sim2real.sim.rotors import RotorParams, parse_urdf, read_rotor_params, UrdfError
+from sim2real.urdf import parse_urdf, read_rotor_params, RotorParams, UrdfError
 
 BASE_BODY = 'base_link'
 IMU_SITE = 'imu'

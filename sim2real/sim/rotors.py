@@ -1,4 +1,4 @@
-"""Quadrotor rotor model: URDF parameters, motor lag, thrust and yaw torque.
+"""Quadrotor rotor model: allocation, motor lag, thrust and yaw torque (sim2real.urdf reads it).
 
 Rotor speeds w are in rad/s. Thrust is kf * w^2 along the rotor axis (body +z) and the drag
 reaction torque about body z is -direction * km * w^2, with direction = +1 for a rotor turning
@@ -8,106 +8,9 @@ time constant tau, integrated exactly over a physics step of a zero-order-held c
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
-from dataclasses import dataclass
-from pathlib import Path
-
 import numpy as np
 
-
-class UrdfError(ValueError):
-    """A URDF file is malformed or lacks something sim2real needs."""
-
-
-@dataclass(frozen=True)
-class RotorParams:
-    """Rotor model of a multirotor, read from the URDF's <sim2real> element."""
-
-    thrust_coefficient: float
-    """kf [N/(rad/s)^2]."""
-    torque_coefficient: float
-    """km [N*m/(rad/s)^2]."""
-    time_constant_s: float
-    """Motor first-order lag time constant [s]."""
-    max_speed_rad_s: float
-    """Maximum rotor speed [rad/s]."""
-    min_speed_rad_s: float
-    """Minimum rotor speed when armed [rad/s]."""
-    positions_b: tuple[tuple[float, float, float], ...]
-    """Rotor hub positions [m; body frame, FLU], in rotor order."""
-    directions: tuple[int, ...]
-    """+1 for counter-clockwise rotors seen from above, -1 for clockwise."""
-
-    @property
-    def max_thrust_n(self) -> float:
-        """Maximum thrust of one rotor [N]."""
-        return self.thrust_coefficient * self.max_speed_rad_s ** 2
-
-    @property
-    def yaw_torque_per_thrust_m(self) -> float:
-        """Yaw reaction torque per unit thrust, km / kf [m]."""
-        return self.torque_coefficient / self.thrust_coefficient
-
-
-def _float_attr(elem: ET.Element, name: str, path: Path) -> float:
-    """Read a required float attribute, with an error that names file, element and field."""
-    text = elem.get(name)
-    if text is None:
-        raise UrdfError(f'{path}: <{elem.tag}> lacks attribute "{name}"')
-    try:
-        return float(text)
-    except ValueError as exc:
-        raise UrdfError(f'{path}: <{elem.tag} {name}="{text}"> is not a number') from exc
-
-
-def parse_urdf(path: str | Path) -> ET.Element:
-    """Parse a URDF file, raising UrdfError with the file name on malformed XML."""
-    path = Path(path)
-    try:
-        root = ET.parse(path).getroot()
-    except ET.ParseError as exc:
-        raise UrdfError(f'{path}: malformed XML: {exc}') from exc
-    if root.tag != 'robot':
-        raise UrdfError(f'{path}: root element is <{root.tag}>, expected <robot>')
-    return root
-
-
-def read_rotor_params(path: str | Path) -> RotorParams:
-    """Read the rotor model and rotor hub positions of a multirotor URDF."""
-    path = Path(path)
-    root = parse_urdf(path)
-    ext = root.find('sim2real')
-    model = ext.find('rotor_model') if ext is not None else None
-    if model is None:
-        raise UrdfError(f'{path}: no <sim2real><rotor_model .../></sim2real> element')
-    joint_origin = {}
-    for joint in root.findall('joint'):
-        child = joint.find('child')
-        origin = joint.find('origin')
-        if child is not None:
-            xyz = origin.get('xyz', '0 0 0') if origin is not None else '0 0 0'
-            joint_origin[child.get('link')] = tuple(float(v) for v in xyz.split())
-    positions, directions = [], []
-    for rotor in ext.findall('rotor'):
-        link = rotor.get('link')
-        if link not in joint_origin:
-            raise UrdfError(f'{path}: rotor link "{link}" has no joint to the base')
-        positions.append(joint_origin[link])
-        direction = int(_float_attr(rotor, 'direction', path))
-        if direction not in (-1, 1):
-            raise UrdfError(f'{path}: rotor "{link}" direction must be +1 or -1')
-        directions.append(direction)
-    if not positions:
-        raise UrdfError(f'{path}: <sim2real> lists no <rotor> elements')
-    return RotorParams(
-        thrust_coefficient=_float_attr(model, 'thrust_coefficient', path),
-        torque_coefficient=_float_attr(model, 'torque_coefficient', path),
-        time_constant_s=_float_attr(model, 'time_constant_s', path),
-        max_speed_rad_s=_float_attr(model, 'max_speed_rad_s', path),
-        min_speed_rad_s=float(model.get('min_speed_rad_s', 0.0)),
-        positions_b=tuple(positions),
-        directions=tuple(directions),
-    )
+from sim2real.urdf import RotorParams
 
 
 def allocation_matrix(params: RotorParams) -> np.ndarray:

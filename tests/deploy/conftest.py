@@ -14,6 +14,7 @@ import yaml
 
 from sim2real.contract import (
     ActionSpec, CONTRACT_KEY, Contract, file_sha256, ObservationTermSpec)
+from sim2real.contract_digest import bind_contract_json
 from sim2real.export.onnx_policy import export_onnx
 
 JOINT_URDF = """<?xml version="1.0"?>
@@ -47,12 +48,17 @@ def tiny_policy(obs_size: int, action_size: int, seed: int = 0) -> torch.nn.Modu
                                torch.nn.Linear(16, action_size))
 
 
-def write_with_contract(src, dst, contract_json: str):
-    """Copy ONNX file src to dst with its contract metadata replaced by contract_json."""
+def write_with_contract(src, dst, contract_json: str, bind: bool = True):
+    """Copy ONNX file src to dst with its contract replaced by contract_json, bound to the
+    graph by a fresh digest (as an exporter that wrote that contract would) unless not bind
+    (an edit after export)."""
     model = onnx.load(str(src))
-    for prop in model.metadata_props:
-        if prop.key == CONTRACT_KEY:
-            prop.value = contract_json
+    if bind:
+        bind_contract_json(model, contract_json)
+    else:
+        for prop in model.metadata_props:
+            if prop.key == CONTRACT_KEY:
+                prop.value = contract_json
     onnx.save(model, str(dst))
     return dst
 
@@ -91,7 +97,8 @@ def joint_urdf(deploy_dir):
 
 @pytest.fixture(scope='session')
 def joint_contract(joint_urdf):
-    """A joint-position contract for the test URDF: gravity, rates, joints, history of 2."""
+    """A joint-position contract for the test URDF: gravity, rates, joints, history of 2,
+    trained gains (those of JOINT_PARAMS) and the URDF's effort limits."""
     return Contract(
         task='testarm-reach', robot='testarm', urdf_sha256=file_sha256(joint_urdf),
         policy_rate_hz=50.0, physics_rate_hz=200.0, joint_names=list(JOINT_NAMES),
@@ -103,7 +110,9 @@ def joint_contract(joint_urdf):
             ObservationTermSpec('joint_pos_rel', 3),
             ObservationTermSpec('joint_vel', 3, scale=0.05, clip=5.0),
             ObservationTermSpec('action_history', 6)],
-        action=ActionSpec('joint_position_offset', 3, params={'scale': 0.5}),
+        action=ActionSpec('joint_position_offset', 3, params={
+            'scale': 0.5, 'kp_nm_per_rad': [20.0, 10.0, 5.0], 'kd_nm_s_per_rad': [1.0, 0.5, 0.2],
+            'effort_limit_nm': [30.0, 30.0, 10.0]}),
         robot_params={'mass_kg': 2.0})
 
 
@@ -152,14 +161,15 @@ def joint_params_file(write_params, joint_policy, joint_urdf):
 
 @pytest.fixture(scope='session')
 def contract_variant(deploy_dir):
-    """Factory: ONNX copy of a policy whose contract JSON dict went through edit(raw)."""
+    """Factory: ONNX copy of a policy whose contract JSON dict went through edit(raw), bound
+    to the graph again (bind=False: edited after export, so its digest no longer holds)."""
     counter = iter(range(10 ** 6))
 
-    def make(src, contract: Contract, edit):
+    def make(src, contract: Contract, edit, bind: bool = True):
         raw = json.loads(contract.to_json())
         edit(raw)
         dst = deploy_dir / f'variant_{next(counter)}.onnx'
-        return write_with_contract(src, dst, json.dumps(raw))
+        return write_with_contract(src, dst, json.dumps(raw), bind)
     return make
 
 

@@ -11,7 +11,6 @@ from sensor_msgs.msg import JointState
 from sim2real.contract import ContractError
 from sim2real.deploy import ros_msgs
 from sim2real.deploy.runtime import Runtime, Sample
-from sim2real.deploy.runtime.joints import JointStateMapper
 from tests.deploy.conftest import tiny_policy
 
 ROOT = __import__('pathlib').Path(__file__).resolve().parents[2]
@@ -81,18 +80,22 @@ def test_a_contract_joint_missing_from_the_parameter_file_refuses(go2_policy):
         _runtime(go2_policy, joint_names=names)
 
 
-def test_joint_state_message_in_a_shuffled_order_is_matched_by_name(go2_contract):
-    """A JointState with reversed names maps back to contract order; a missing joint is NaN."""
+def test_joint_state_message_in_a_shuffled_order_is_matched_by_name(go2_policy, go2_contract):
+    """A JointState with reversed names reaches the runtime in contract order; one with a
+    joint missing is refused naming that joint (the node and the runtime share one mapping)."""
+    runtime = _runtime(go2_policy)
     names = list(go2_contract.joint_names)
     q = np.arange(12) * 0.1
     msg = ros_msgs.make_joint_state(names[::-1], q[::-1], -q[::-1], np.zeros(12), 1.5)
-    values, stamp_s = ros_msgs.joint_state_to_values(msg, JointStateMapper(names))
-    np.testing.assert_allclose(values['pos_rad'], q)
-    np.testing.assert_allclose(values['vel_rad_s'], -q)
-    assert stamp_s == 1.5
+    values, stamp_s = ros_msgs.joint_state_to_values(msg)
+    runtime.put('joint_state', Sample(values, stamp_s, 0.0))
+    np.testing.assert_allclose(runtime.store.value('joint_state', 'pos_rad'), q)
+    np.testing.assert_allclose(runtime.store.value('joint_state', 'vel_rad_s'), -q)
+    assert runtime.store.latest('joint_state').stamp_s == 1.5
     partial = JointState(name=names[1:], position=list(q[1:]), velocity=list(q[1:]))
-    values, _ = ros_msgs.joint_state_to_values(partial, JointStateMapper(names))
-    assert np.isnan(values['pos_rad'][0]) and np.all(np.isfinite(values['pos_rad'][1:]))
+    runtime.put('joint_state', Sample(*ros_msgs.joint_state_to_values(partial), 0.01))
+    assert runtime.store.take_problems() == [
+        'bad:joint_state (joint "FL_hip_joint" missing from the message)']
 
 
 def test_imu_without_orientation_gives_a_nan_quaternion():

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from sim2real.sim.legged import JOINT_NAMES, legged_model, legged_spec
-from sim2real.sim.rotors import UrdfError
+from sim2real.urdf import UrdfError
 
 DT = 0.005
 ROTOR_INERTIA = 0.000111842

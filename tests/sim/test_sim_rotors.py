@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from sim2real.sim.mjcf import quadrotor_model
-from sim2real.sim.rotors import allocation_matrix, read_rotor_params, UrdfError
+from sim2real.sim.rotors import allocation_matrix
+from sim2real.urdf import read_rotor_params, UrdfError
 
 KF = 2.8815744627880866e-8      # N/(rad/s)^2
 KM = 1.7187300725171606e-10     # N m/(rad/s)^2

@@ -4,7 +4,8 @@ import onnx
 import pytest
 import torch
 
-from sim2real.contract import CONTRACT_KEY, ContractError
+from sim2real.contract import ContractError
+from sim2real.contract_digest import bind_contract
 from sim2real.deploy.runtime import ParamError, Runtime
 
 
@@ -121,9 +122,6 @@ def test_onnx_io_width_mismatch_is_named(obs_size, action_size, field, deploy_di
     torch.onnx.export(torch.nn.Linear(obs_size, action_size).eval(),
                       (torch.zeros(1, obs_size),), str(path), input_names=['obs'],
                       output_names=['actions'], dynamo=False)
-    model = onnx.load(str(path))
-    entry = model.metadata_props.add()
-    entry.key, entry.value = CONTRACT_KEY, quad_contract.to_json()
-    onnx.save(model, str(path))
+    onnx.save(bind_contract(onnx.load(str(path)), quad_contract), str(path))
     with pytest.raises(ContractError, match=field):
         Runtime.from_files(path, quad_params_file)

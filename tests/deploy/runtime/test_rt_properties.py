@@ -2,10 +2,14 @@
 
 6,000 generated runtime cases here (3,000 quadrotor, 3,000 joint robot) plus 4,000 filter
 cases in test_rt_properties_filters.py: 10,000 in total. Random robot limits (quadrotor with
-either action kind, joint robots with every joint action kind), samples with NaN, Inf and
-huge values, new / repeated / older stamps, and random enable / estop / disable sequences.
-The test keeps its own record of what a latch condition is (an oracle written from the spec)
-and checks the runtime against it after every tick.
+either action kind, joint robots with every joint action kind); samples with NaN, Inf and
+finite extremes (1e300, 1e-320), zero and unnormalized quaternions, joint names missing,
+extra, listed twice, reordered or with arrays too short; stamps new, repeated, older, an
+hour ahead or restarting far back; receive times in the future; bursts of up to 5 samples
+between two ticks; the steady clock stepping back; random enable / estop / disable.
+The test keeps its own record of what a latch condition is (an oracle written from the spec,
+sensor_oracle.py) and checks the runtime against it after every tick; no exception may
+escape, and after each sequence good data must let the robot be enabled again.
 """
 
 import dataclasses
@@ -16,20 +20,27 @@ from hypothesis import strategies as st
 import numpy as np
 import pytest
 
-from sim2real import terms
 from sim2real.contract import ActionSpec
 from sim2real.deploy.runtime import filters, PolicyRunner, Runtime, Sample
 from sim2real.deploy.runtime.contract_check import check_urdf
 from sim2real.deploy.runtime.params import JointParams, QuadrotorParams
+from tests.deploy.runtime.sensor_oracle import Oracle
 
 SETTINGS = dict(deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 NUM_QUAD, NUM_JOINT = 3000, 3000
-WILD = [math.nan, math.inf, -math.inf, 1e300, -1e300]
-DT_S = [0.0, 0.004, 0.01, 0.01, 0.01, 0.02, 0.049, 0.06, 0.5, 9.0]
+WILD = [math.nan, math.inf, -math.inf, 1e300, -1e300, 1e-320]
+DT_S = [0.0, 0.004, 0.01, 0.01, 0.01, 0.02, 0.049, 0.06, 0.5, 9.0, -0.01, -0.5]
 CORRUPT = [None, None, None, None] + WILD
 SEEDS = st.integers(0, 2 ** 32 - 1)
-STAMPS = ['new', 'new', 'new', 'new', 'repeat', 'old']
+LEVEL = np.array([1.0, 0.0, 0.0, 0.0])
+STAMPS = ['new'] * 6 + ['repeat', 'old', 'ahead', 'restart']
+"""new: source clock = steady + offset; old: 1 s back; ahead: an hour ahead (once); restart:
+the source clock restarts 10^6 s earlier and continues from there."""
+QUATS = [None] * 6 + ['zero', 'double', 'huge', 'tiny', 'slightly']
+"""Quaternion faults: 0, x2, x1e300, x1e-320 (all implausible) and x1.05 (accepted)."""
+BURST = [1, 1, 1, 1, 2, 5]
+"""Samples of one stream between two ticks (bursts faster than the tick)."""
 
 
 def quat_from_rp(roll, pitch):
@@ -40,82 +51,99 @@ def quat_from_rp(roll, pitch):
 
 
 def corrupted(rng, array, wild):
-    """array with one random element replaced by wild (NaN, +-Inf, +-1e300) unless None."""
+    """array with one random element replaced by wild (NaN, +-Inf, +-1e300, 1e-320)."""
     if wild is not None:
         array = array.copy()
         array[rng.integers(len(array))] = wild
     return array
 
 
+def faulty_quat(rng, quat):
+    """quat scaled by a random quaternion fault (or as it is)."""
+    fault = QUATS[rng.integers(len(QUATS))]
+    scale = {None: 1.0, 'zero': 0.0, 'double': 2.0, 'huge': 1e300, 'tiny': 1e-320,
+             'slightly': 1.05}[fault]
+    return quat * scale
+
+
 EVENTS = st.lists(st.integers(0, 2 ** 64 - 1), min_size=1, max_size=10)
-"""Each event is a code seeding its time step, operation, stamp mode, corruption and values."""
+"""Each event is a code seeding its time step, operation, stamps, corruption and values."""
 
 
-class Oracle:
-    """The spec's latch conditions, tracked independently of the runtime."""
+class Clock:
+    """The source clock of the sensor streams: steady time + an offset that can jump."""
 
-    def __init__(self, streams):
-        """Nothing received yet on streams."""
-        self.streams = streams
-        self.stamp, self.received, self.values, self.nan = {}, {}, {}, False
+    def __init__(self):
+        """Source clock 1000 s ahead of the steady clock."""
+        self.offset, self.last = 1000.0, {}
 
-    def put(self, stream, sample):
-        """Record a sample as the spec defines new data."""
-        if not all(np.isfinite(v).all() for v in sample.values.values()):
-            self.nan = True
-        elif sample.stamp_s > self.stamp.get(stream, -math.inf):
-            self.stamp[stream], self.received[stream] = sample.stamp_s, sample.received_s
-            self.values[stream] = sample.values
-
-    def stale(self, stream, timeout_s, now_s):
-        """Required and older than timeout_s (or never received)."""
-        return timeout_s > 0 and not now_s - self.received.get(stream, -math.inf) <= timeout_s
-
-    def tilted(self, stream, max_tilt_rad):
-        """Body z more than max_tilt_rad from world z (a zero quaternion counts as tilted)."""
-        quat = self.values[stream]['quat_wxyz']
-        with np.errstate(over='ignore'):
-            norm = np.linalg.norm(quat)
-        if not norm > 0:
-            return True
-        return not terms.quat_to_rotmat(quat / norm)[2, 2] >= math.cos(max_tilt_rad)
-
-
-def stamp_for(mode, oracle_stamp, counter):
-    """A new, repeated or older stamp relative to the last one stored."""
-    last = oracle_stamp if oracle_stamp is not None else 0.0
-    return {'new': float(counter), 'repeat': last, 'old': last - 1.0}[mode]
+    def stamp(self, stream, mode, now_s, k):
+        """A stamp of the given mode for the k-th sample of a burst at steady time now_s."""
+        if mode == 'restart':
+            self.offset -= 1e6
+        base = self.last.get(stream, now_s + self.offset)
+        stamp = {'new': now_s + self.offset + 1e-4 * k, 'repeat': base, 'old': base - 1.0,
+                 'ahead': now_s + self.offset + 3600.0,
+                 'restart': now_s + self.offset + 1e-4 * k}[mode]
+        if mode != 'ahead':
+            self.last[stream] = stamp
+        return stamp
 
 
 def run_sequence(runtime, oracle, codes, make_values, ops, latch, check_command):
     """Apply each coded event, step, and check the command and the state after every tick.
 
-    'healthy' puts clean fresh samples on every stream; a stream name puts one sample that
-    may be corrupted and may carry a repeated or older stamp; enable / disable / estop act.
+    'healthy' puts clean fresh samples on every stream; a stream name puts a burst of
+    samples that may be corrupted and carry any stamp mode; enable / disable / estop act.
+    No exception may escape put(), enable() or step().
     """
-    now, counter = 0.0, 1
+    now, clock, previous = 0.0, Clock(), None
     for code in codes:
         rng = np.random.default_rng(code)
-        now += DT_S[rng.integers(len(DT_S))]
-        op, stamp_mode = ops[rng.integers(len(ops))], STAMPS[rng.integers(len(STAMPS))]
-        wild = CORRUPT[rng.integers(len(CORRUPT))]
+        now = max(now + DT_S[rng.integers(len(DT_S))], 0.0)
+        oracle.tick(now)
+        op = ops[rng.integers(len(ops))]
         if op == 'healthy':
-            puts = [(name, make_values(name, rng, None, True), 'new') for name in oracle.streams]
-        elif op in oracle.streams:
-            puts = [(op, make_values(op, rng, wild, False), stamp_mode)]
+            puts = [(name, make_values(name, rng, None, True), 'new', now)
+                    for name in oracle.shapes]
+        elif op in oracle.shapes:
+            mode, wild = STAMPS[rng.integers(len(STAMPS))], CORRUPT[rng.integers(len(CORRUPT))]
+            future = now + 5.0 if rng.integers(20) == 0 else now   # received in the future
+            puts = [(op, make_values(op, rng, wild, False), mode, future)
+                    for _ in range(BURST[rng.integers(len(BURST))])]
         else:
             puts = []
             apply_op(runtime, op, now, lambda: latch(now))
-        for stream, values, mode in puts:
-            counter += 1
-            sample = Sample(values, stamp_for(mode, oracle.stamp.get(stream), counter), now)
+        for k, (stream, values, mode, received) in enumerate(puts):
+            sample = Sample(values, clock.stamp(stream, mode, now, k), received)
             runtime.put(stream, sample)
             oracle.put(stream, sample)
         was = runtime.state
         result = runtime.step(now)
-        check_command(result)
+        check_command(result, previous)
         check_state(runtime, was, result, latch(now), op)
-        oracle.nan = False
+        oracle.end_tick()
+        previous = result
+    recover(runtime, oracle, now, clock, make_values)
+
+
+def recover(runtime, oracle, now, clock, make_values):
+    """Good data again (level, fresh, on every stream, 5 ticks): enable succeeds, and the
+    robot stays armed on the next tick, whatever bad data came before."""
+    now = max(now, oracle.now)
+    for k in range(5):
+        now += 0.01
+        oracle.tick(now)
+        for stream in oracle.shapes:
+            sample = Sample(make_values(stream, None, None, 'level'),
+                            clock.stamp(stream, 'new', now, 0), now)
+            runtime.put(stream, sample)
+            oracle.put(stream, sample)
+        runtime.step(now)
+        oracle.end_tick()
+    ok, reason = runtime.enable(now)
+    assert ok, reason
+    assert runtime.step(now + 0.001).state in ('soft_start', 'active')
 
 
 # -- quadrotor ---------------------------------------------------------------------------
@@ -136,13 +164,14 @@ def terms_urdf():
 
 
 def quad_params(kind, seed):
-    """Random quadrotor limits from seed, inside the contract's (max collective 0.595 N)."""
+    """Random quadrotor limits from seed, inside the contract's (max collective 0.595 N,
+    body rates 6 rad/s)."""
     rng = np.random.default_rng(seed)
     thrust_max = rng.uniform(0.05, 0.595)
     return QuadrotorParams(
         command_interface='cmd_vel_legacy' if kind == 'thrust_body_rates' else 'rotor_speeds',
         thrust_max_n=thrust_max, thrust_min_n=rng.uniform(0.0, thrust_max),
-        max_body_rate_rad_s=rng.uniform(0.1, 12.0), max_tilt_rad=rng.uniform(0.1, 3.0),
+        max_body_rate_rad_s=rng.uniform(0.1, 6.0), max_tilt_rad=rng.uniform(0.1, 3.0),
         odom_timeout_s=rng.choice([0.02, 0.05, 0.1]), imu_timeout_s=rng.choice([0.0, 0.05]),
         setpoint_timeout_s=rng.choice([0.0, 0.0, 0.1]), soft_start_s=rng.choice([0.0, 0.2]),
         ground_height_m=rng.uniform(0.0, 0.5), fallback_level_gain=rng.uniform(0.0, 20.0),
@@ -154,13 +183,21 @@ QUAD_OPS = ['healthy'] * 6 + ['odom'] * 2 + [
 
 
 def quad_values(stream, rng, wild, healthy):
-    """odom / imu / setpoint values (near hover when healthy), one element maybe corrupted."""
+    """odom / imu / setpoint values: level at the hover point ('level'), near hover (True),
+    or wild (False) with one element maybe corrupted and the quaternion maybe faulty."""
+    if healthy == 'level':
+        return {'odom': {'pos_w': np.array([0.0, 0.0, 1.5]), 'quat_wxyz': LEVEL,
+                         'lin_vel_b': np.zeros(3), 'ang_vel_b': np.zeros(3)},
+                'imu': {'ang_vel_b': np.zeros(3)},
+                'setpoint': {'pos_w': np.array([0.0, 0.0, 1.5])}}[stream]
     if stream == 'odom':
         tilt, span = (0.2, 1.0) if healthy else (3.2, 20.0)
         pos = rng.uniform([-2.5, -2.5, -0.2], [2.5, 2.5, 3.5])
         if healthy:
             pos = rng.uniform([-1.0, -1.0, 1.0], [1.0, 1.0, 2.0])
         quat = quat_from_rp(rng.uniform(-tilt, tilt), rng.uniform(-tilt / 2, tilt / 2))
+        if not healthy:
+            quat = faulty_quat(rng, quat)
         parts = [pos, quat, rng.uniform(-span, span, 3)]
         field = rng.integers(3)
         parts[field] = corrupted(rng, parts[field], wild)
@@ -182,11 +219,11 @@ def check_quad_command(command, kind, params, kf):
         assert kf * np.sum(command ** 2) <= params.thrust_max_n
 
 
-def quad_latch(oracle, params, now_s):
+def quad_latch(oracle, params):
     """Whether a quadrotor latch condition holds at this tick (estop aside)."""
-    if oracle.nan:
+    if oracle.problem or oracle.backwards:
         return True
-    if any(oracle.stale(s, t, now_s) for s, t in (
+    if any(oracle.stale(s, t) for s, t in (
             ('odom', params.odom_timeout_s), ('imu', params.imu_timeout_s),
             ('setpoint', params.setpoint_timeout_s))):
         return True
@@ -196,25 +233,30 @@ def quad_latch(oracle, params, now_s):
     return bool(np.any(pos < params.geofence_min_m) or np.any(pos > params.geofence_max_m))
 
 
+def start(runtime, oracle, make_values):
+    """Level samples on every stream at t = 0, then enable (which must succeed)."""
+    oracle.tick(0.0)
+    for stream in oracle.shapes:
+        sample = Sample(make_values(stream, None, None, 'level'), 0.0, 0.0)
+        runtime.put(stream, sample)
+        oracle.put(stream, sample)
+    assert runtime.enable(0.0) == (True, '')
+
+
 @settings(max_examples=NUM_QUAD, **SETTINGS)
 @given(kind=st.sampled_from(['thrust_body_rates', 'rotor_speeds']), seed=SEEDS, codes=EVENTS)
 def test_quadrotor_sequences_respect_limits_and_latch_on_time(quad_setup, kind, seed, codes):
-    """Random limits and event sequences: commands within limits, fallback on the latching tick."""
+    """Random limits and event sequences: commands within limits, fallback on the latching
+    tick, no exception, and enabled again once the data is good."""
     policy, contracts, model = quad_setup
     params = quad_params(kind, seed)
     runtime = Runtime(contracts[kind], params, policy, model)
     kf = contracts[kind].robot_params['rotors']['thrust_coefficient']
-    oracle = Oracle(('odom', 'imu', 'setpoint'))
-    level = {'pos_w': np.array([0.0, 0.0, 1.5]), 'quat_wxyz': np.array([1.0, 0, 0, 0]),
-             'lin_vel_b': np.zeros(3), 'ang_vel_b': np.zeros(3)}
-    for stream, values in (('odom', level), ('imu', {'ang_vel_b': np.zeros(3)}),
-                           ('setpoint', {'pos_w': np.array([0.0, 0.0, 1.5])})):
-        runtime.put(stream, Sample(values, 0.0, 0.0))
-        oracle.put(stream, Sample(values, 0.0, 0.0))
-    assert runtime.enable(0.0) == (True, '')
+    oracle = Oracle(runtime.profile.shapes)
+    start(runtime, oracle, quad_values)
     run_sequence(runtime, oracle, codes, quad_values, QUAD_OPS,
-                 lambda now: quad_latch(oracle, params, now),
-                 lambda result: check_quad_command(result.command, kind, params, kf))
+                 lambda now: quad_latch(oracle, params),
+                 lambda result, _: check_quad_command(result.command, kind, params, kf))
 
 
 def apply_op(runtime, op, now_s, latch_holds):
@@ -263,6 +305,7 @@ JOINT_KINDS = {
     'joint_position_rate_capped': {'scale': 0.5, 'max_rate_rad_s': 3.0},
 }
 URDF_MIN, URDF_MAX = np.array([-2.0, -2.5, -1.0]), np.array([2.0, 0.5, 1.0])
+URDF_EFFORT_NM = np.array([30.0, 30.0, 10.0])
 
 
 @pytest.fixture(scope='module')
@@ -274,13 +317,13 @@ def joint_setup(joint_policy, joint_contract, joint_urdf):
 
 
 def joint_params(seed):
-    """Random gains and limits from seed, inside the URDF's, in contract joint order."""
+    """Random gains and limits from seed, limits inside the URDF's, in contract joint order."""
     rng = np.random.default_rng(seed)
     mid = (URDF_MIN + URDF_MAX) / 2
     return JointParams(
         robot='testarm', rate_hz=50.0, joint_names=['hip', 'knee', 'ankle'],
         kp=list(rng.uniform(0.0, 100.0, 3)), kd=list(rng.uniform(0.0, 5.0, 3)),
-        torque_limit_nm=list(rng.uniform(0.1, 50.0, 3)),
+        torque_limit_nm=list(rng.uniform(0.1, URDF_EFFORT_NM)),
         pos_min_rad=list(rng.uniform(URDF_MIN, mid - 0.05)),
         pos_max_rad=list(rng.uniform(mid + 0.05, URDF_MAX)),
         max_rate_rad_s=list(rng.uniform(0.1, 20.0, 3)), max_tilt_rad=rng.uniform(0.1, 3.0),
@@ -294,26 +337,59 @@ JOINT_OPS = ['healthy'] * 6 + ['joint_state'] * 2 + [
     'imu', 'command', 'enable', 'enable', 'disable', 'estop', 'none']
 
 
+NAME_FAULTS = [None] * 4 + ['reordered', 'extra', 'missing', 'twice', 'short']
+"""How a wild joint_state names its joints: not at all (contract order), reversed, with an
+extra joint, one missing, one listed twice, or one position short."""
+
+
+def named(rng, q, qd):
+    """A joint_state of contract-order arrays under a random naming fault."""
+    fault = NAME_FAULTS[rng.integers(len(NAME_FAULTS))]
+    names = ['hip', 'knee', 'ankle']
+    if fault is None:
+        return {'pos_rad': q, 'vel_rad_s': qd}
+    if fault == 'reordered':
+        return {'names': names[::-1], 'pos_rad': q[::-1], 'vel_rad_s': qd[::-1]}
+    if fault == 'extra':
+        return {'names': names + ['gripper'], 'pos_rad': np.append(q, 9.0),
+                'vel_rad_s': np.append(qd, 0.0)}
+    if fault == 'missing':
+        return {'names': names[1:], 'pos_rad': q[1:], 'vel_rad_s': qd[1:]}
+    if fault == 'twice':
+        return {'names': names + ['knee'], 'pos_rad': np.append(q, 0.0),
+                'vel_rad_s': np.append(qd, 0.0)}
+    return {'names': names, 'pos_rad': q[:2], 'vel_rad_s': qd}
+
+
 def joint_values(stream, rng, wild, healthy):
-    """joint_state / imu / command values (calm when healthy), one element maybe corrupted."""
+    """joint_state / imu / command values: standing ('level'), calm (True) or wild (False)
+    with one element maybe corrupted, joint names maybe faulty, the quaternion maybe too."""
+    if healthy == 'level':
+        return {'joint_state': {'pos_rad': np.array([0.0, -0.5, 0.0]), 'vel_rad_s': np.zeros(3)},
+                'imu': {'quat_wxyz': LEVEL, 'ang_vel_b': np.zeros(3)},
+                'command': {'velocity_command': np.zeros(3)}}[stream]
     if stream == 'joint_state':
         span_q, span_qd = (0.5, 2.0) if healthy else (3.0, 40.0)
         q, qd = rng.uniform(-span_q, span_q, 3), rng.uniform(-span_qd, span_qd, 3)
         if rng.integers(2):
-            return {'pos_rad': corrupted(rng, q, wild), 'vel_rad_s': qd}
-        return {'pos_rad': q, 'vel_rad_s': corrupted(rng, qd, wild)}
+            q = corrupted(rng, q, wild)
+        else:
+            qd = corrupted(rng, qd, wild)
+        return {'pos_rad': q, 'vel_rad_s': qd} if healthy else named(rng, q, qd)
     if stream == 'imu':
         tilt = 0.1 if healthy else 3.2
         quat = quat_from_rp(rng.uniform(-tilt, tilt), rng.uniform(-tilt / 2, tilt / 2))
+        if not healthy:
+            quat = faulty_quat(rng, quat)
         return {'quat_wxyz': corrupted(rng, quat, wild), 'ang_vel_b': np.zeros(3)}
     return {'velocity_command': corrupted(rng, rng.uniform(-2, 2, 3), wild)}
 
 
-def joint_latch(oracle, params, now_s):
+def joint_latch(oracle, params):
     """Whether a joint-robot latch condition holds at this tick (estop aside)."""
-    if oracle.nan:
+    if oracle.problem or oracle.backwards:
         return True
-    if any(oracle.stale(s, t, now_s) for s, t in (
+    if any(oracle.stale(s, t) for s, t in (
             ('joint_state', params.joint_state_timeout_s), ('imu', params.imu_timeout_s),
             ('command', params.command_timeout_s))):
         return True
@@ -323,8 +399,10 @@ def joint_latch(oracle, params, now_s):
                        > params.joint_vel_limit_rad_s))
 
 
-def check_joint_command(command, state, params, oracle):
-    """Targets within the limits, gains as the state requires, torque-feasible when armed."""
+def check_joint_command(result, previous, params, oracle):
+    """Targets within the limits, gains as the state requires, torque-feasible when armed,
+    and a damping fallback's targets within the rate limit of the previous tick's."""
+    command, state = result.command, result.state
     target, kp, kd = command[:3], command[3:6], command[6:]
     assert np.isfinite(command).all()
     assert np.all((params.pos_min_rad <= target) & (target <= params.pos_max_rad))
@@ -332,6 +410,9 @@ def check_joint_command(command, state, params, oracle):
         assert not kp.any() and not kd.any()
     elif state == 'fallback' and params.fallback == 'damping':
         assert not kp.any() and np.all(kd == params.damping_kd)
+        if previous is not None:
+            step = np.asarray(params.max_rate_rad_s) / params.rate_hz
+            assert np.all(np.abs(target - previous.command[:3]) <= step * (1 + 1e-9) + 1e-12)
     else:
         np.testing.assert_array_equal(np.concatenate([kp, kd]), params.kp + params.kd)
     if state in ('soft_start', 'active'):
@@ -348,19 +429,17 @@ def check_joint_command(command, state, params, oracle):
 @settings(max_examples=NUM_JOINT, **SETTINGS)
 @given(kind=st.sampled_from(sorted(JOINT_KINDS)), seed=SEEDS, codes=EVENTS)
 def test_joint_sequences_respect_limits_and_latch_on_time(joint_setup, kind, seed, codes):
-    """Random gains, limits, kinds, events: targets in limits, torque-feasible, on-time latch."""
+    """Random gains, limits, kinds, events, joint names: targets in limits, torque-feasible,
+    on-time latch, no exception, and enabled again once the data is good."""
     policy, contracts, model = joint_setup
     params = joint_params(seed)
-    runtime = Runtime(contracts[kind], params, policy, model)
-    oracle = Oracle(('joint_state', 'imu', 'command'))
-    start = {'joint_state': {'pos_rad': np.array([0.0, -0.5, 0.0]), 'vel_rad_s': np.zeros(3)},
-             'imu': {'quat_wxyz': np.array([1.0, 0, 0, 0]), 'ang_vel_b': np.zeros(3)},
-             'command': {'velocity_command': np.zeros(3)}}
-    for stream, values in start.items():
-        runtime.put(stream, Sample(values, 0.0, 0.0))
-        oracle.put(stream, Sample(values, 0.0, 0.0))
-    assert runtime.enable(0.0) == (True, '')
+    trained = dict(contracts[kind].action.params, kp_nm_per_rad=params.kp,
+                   kd_nm_s_per_rad=params.kd)   # the gains this case's policy trained with
+    contract = dataclasses.replace(contracts[kind], action=dataclasses.replace(
+        contracts[kind].action, params=trained))
+    runtime = Runtime(contract, params, policy, model)
+    oracle = Oracle(runtime.profile.shapes, contract.joint_names)
+    start(runtime, oracle, joint_values)
     run_sequence(runtime, oracle, codes, joint_values, JOINT_OPS,
-                 lambda now: joint_latch(oracle, params, now),
-                 lambda result: check_joint_command(result.command, result.state, params,
-                                                    oracle))
+                 lambda now: joint_latch(oracle, params),
+                 lambda result, previous: check_joint_command(result, previous, params, oracle))

@@ -55,10 +55,17 @@ def test_inactive_is_motors_off_without_inference(runtime):
 
 
 def test_enable_needs_fresh_finite_sensors(runtime):
-    """No odom -> stale:odom; odom only -> stale:imu; a NaN imu pending -> nan:imu."""
-    assert runtime.enable(0.0) == (False, 'stale:odom')
-    runtime.put('odom', odom(0.0))
-    assert runtime.enable(0.0) == (False, 'stale:imu')
+    """No odom -> stale:odom, saying nothing came since start; odom only -> stale:imu; imu
+    too old -> how old against which timeout; a NaN imu pending -> nan:imu."""
+    assert runtime.enable(0.0) == (False, 'stale:odom (no odom message yet, 0.0 s after '
+                                          'start; DDS discovery can take seconds: wait and '
+                                          'retry)')
+    runtime.put('odom', odom(3.1))
+    assert runtime.enable(3.1) == (False, 'stale:imu (no imu message yet, 3.1 s after start; '
+                                          'DDS discovery can take seconds: wait and retry)')
+    runtime.put('imu', Sample({'ang_vel_b': np.zeros(3)}, 3.0, 3.0))
+    assert runtime.enable(3.1) == (False, 'stale:imu (last imu message 0.1 s ago, '
+                                          'imu_timeout_s 0.05 s)')
     runtime.put('imu', Sample({'ang_vel_b': np.array([np.nan, 0, 0])}, 0.0, 0.0))
     assert runtime.enable(0.0) == (False, 'nan:imu')
     assert runtime.state == 'inactive'
@@ -188,7 +195,7 @@ def test_setpoint_stream_required_when_timeout_positive(quad_params_file):
     """setpoint_timeout_s 0.1: enable refused without one; obs[0:3] = setpoint - pos."""
     runtime = Runtime.from_files(None, quad_params_file, overrides={'setpoint_timeout_s': 0.1})
     feed(runtime, 0.0)
-    assert runtime.enable(0.0) == (False, 'stale:setpoint')
+    assert runtime.enable(0.0)[1].startswith('stale:setpoint (no setpoint message yet')
     runtime.put('setpoint', Sample({'pos_w': np.array([0.5, -0.25, 2.0])}, 0.0, 0.0))
     assert runtime.enable(0.0) == (True, '')
     np.testing.assert_allclose(runtime.observation()[0, :3], [0.5, -0.25, 0.5])
