@@ -74,14 +74,11 @@ def resolve_policy(policy: str | None) -> tuple[Path, str]:
 
 def timing_variant(src: Path, dst: Path, rate_hz: float) -> Path:
     """A copy of src whose contract says policy_rate_hz = rate_hz (same graph, same weights),
-    bound to the graph again as an export would; the physics rate becomes a whole multiple
-    of it where it is not one (the runtime checks the decimation)."""
+    bound to the graph again as an export would."""
     from sim2real.contract_digest import bind_contract_json
     model = onnx.load(str(src))
     contract = json.loads(next(p.value for p in model.metadata_props if p.key == CONTRACT_KEY))
     contract['policy_rate_hz'] = rate_hz
-    decimation = max(1, round(contract['physics_rate_hz'] / rate_hz))
-    contract['physics_rate_hz'] = decimation * rate_hz
     onnx.save(bind_contract_json(model, json.dumps(contract)), str(dst))
     return dst
 

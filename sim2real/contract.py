@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import types
 import typing
 from dataclasses import dataclass, field
@@ -108,17 +109,54 @@ class Contract:
             raise ContractError(
                 f'contract field "version" is {raw.get("version")!r}, '
                 f'this sim2real reads version {CONTRACT_VERSION}')
-        return _build(cls, raw, '')
+        contract = _build(cls, raw, '')
+        _check_ranges(contract)
+        return contract
+
+
+def _check_ranges(contract: Contract) -> None:
+    """ContractError naming the first field outside its range (sizes, rates, clips, noise)."""
+    checks = [('policy_rate_hz', contract.policy_rate_hz, 'positive'),
+              ('physics_rate_hz', contract.physics_rate_hz, 'positive'),
+              ('action.size', contract.action.size, 'positive'),
+              ('action.clip', contract.action.clip, 'positive')]
+    for i, term in enumerate(contract.observations):
+        where = f'observations[{i}]'
+        checks += [(f'{where}.size', term.size, 'positive'),
+                   (f'{where}.history_length', term.history_length, 'positive'),
+                   (f'{where}.noise_std', term.noise_std, 'non-negative')]
+        if term.clip is not None:
+            checks.append((f'{where}.clip', term.clip, 'positive'))
+    for path, value, rule in checks:
+        if not (value > 0 if rule == 'positive' else value >= 0):
+            raise ContractError(f'{path}: must be {rule}, got {value}')
 
 
 def parse_json(text: str):
-    """JSON text as Python data; ContractError for invalid JSON or NaN / Infinity."""
-    def refuse(constant):
-        raise ContractError(f'contract holds {constant}: every number must be finite')
+    """JSON text as Python data; ContractError for invalid JSON, or naming the field that
+    holds NaN, Infinity or a number beyond float range (1e400)."""
     try:
-        return json.loads(text, parse_constant=refuse)
+        raw = json.loads(text, parse_constant=float)
     except json.JSONDecodeError as exc:
         raise ContractError(f'contract is not valid JSON: {exc}') from exc
+    path = _first_nonfinite(raw, '')
+    if path is not None:
+        raise ContractError(f'{path or "contract"}: must be a finite number')
+    return raw
+
+
+def _first_nonfinite(value, path: str) -> str | None:
+    """Path of the first non-finite number in parsed JSON, or None."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else path
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(
+        value, list) else ()
+    for key, item in items:
+        sub = f'{path}[{key}]' if isinstance(key, int) else f'{path}.{key}' if path else key
+        found = _first_nonfinite(item, sub)
+        if found is not None:
+            return found
+    return None
 
 
 def _kind(value) -> str:

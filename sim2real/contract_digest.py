@@ -31,9 +31,10 @@ LISTED = 8
 
 def reexport_hint(where: str) -> str:
     """How to re-export a refused file, in the user's terms."""
-    return ('re-export it from its run directory (`sim2real export RUN_DIR`), or re-derive '
-            f'its contract from its task with `sim2real export {where}` (refused if it '
-            'differs from the contract the task gives)')
+    return ('re-export it from its run directory (`sim2real export RUN_DIR`); without the '
+            f'run, `sim2real export {where} --trust-graph` binds the contract its task gives '
+            'to this graph unverified (compare the graph_sha256 it prints with the one you '
+            'expect)')
 
 
 def canonical_json(value) -> str:
@@ -158,7 +159,7 @@ def _differences(stored: dict, current: dict) -> list[str]:
         problems += [path for path in sorted(set(old) | set(new)) if old.get(path) != new.get(
             path)] or [f'{DIGEST_KEY}.contract_sha256']
     if stored['graph_sha256'] != current['graph_sha256']:
-        problems.append('graph (operators or weights)')
+        problems.append('graph (the model outside its metadata: operators, weights, fields)')
     return problems
 
 

@@ -127,11 +127,38 @@ def test_wrong_type_is_named_in_json_terms(contract, path, value, message):
     assert str(info.value) == message
 
 
-def test_nan_anywhere_is_refused(contract):
-    """NaN in a nested parameter (JSON extension 'NaN') is refused: numbers must be finite."""
-    text = contract.to_json().replace('6.0', 'NaN')
-    with pytest.raises(ContractError, match='NaN: every number must be finite'):
+@pytest.mark.parametrize('literal', ['NaN', 'Infinity', '-Infinity', '1e400'])
+def test_a_non_finite_number_is_refused_naming_its_field(contract, literal):
+    """NaN, +-Infinity (JSON extensions) and 1e400 (beyond float range) in a nested action
+    parameter: refused naming action.params.max_body_rate_rad_s."""
+    text = contract.to_json().replace('6.0', literal)
+    with pytest.raises(ContractError) as info:
         Contract.from_json(text)
+    assert str(info.value) == 'action.params.max_body_rate_rad_s: must be a finite number'
+
+
+@pytest.mark.parametrize('path, value, message', [
+    (('action', 'clip'), 0.0, 'action.clip: must be positive, got 0.0'),
+    (('action', 'clip'), -1.0, 'action.clip: must be positive, got -1.0'),
+    (('action', 'size'), 0, 'action.size: must be positive, got 0'),
+    (('observations', 1, 'clip'), -1.0, 'observations[1].clip: must be positive, got -1.0'),
+    (('observations', 2, 'noise_std'), -5.0,
+     'observations[2].noise_std: must be non-negative, got -5.0'),
+    (('observations', 0, 'history_length'), 0,
+     'observations[0].history_length: must be positive, got 0'),
+    (('policy_rate_hz',), 0.0, 'policy_rate_hz: must be positive, got 0.0'),
+])
+def test_a_value_out_of_range_is_refused(contract, path, value, message):
+    """A clip of 0 or -1 (np.clip would pin every output to -1: zero thrust), a negative
+    noise, an empty term or a zero rate: refused naming the field."""
+    raw = _raw(contract)
+    parent = raw
+    for key in path[:-1]:
+        parent = parent[key]
+    parent[path[-1]] = value
+    with pytest.raises(ContractError) as info:
+        Contract.from_json(json.dumps(raw))
+    assert str(info.value) == message
 
 
 def test_invalid_json_is_contract_error():

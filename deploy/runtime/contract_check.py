@@ -14,7 +14,8 @@ import pinocchio as pin
 from sim2real.contract import Contract, ContractError, file_sha256
 from sim2real.deploy.runtime.params import JointParams, ParamError, QuadrotorParams
 from sim2real.deploy.runtime.physics_check import (
-    check_joint_physics, check_rotor_physics, check_tighter, ROTOR_KINDS)
+    check_joint_physics, check_rotor_physics, check_tighter, collective_thrust_n, field, number,
+    numbers, ROTOR_KINDS, tree)
 
 # node command_interface -> action kinds it can carry
 COMMAND_INTERFACES = {
@@ -46,9 +47,7 @@ def check_urdf(contract: Contract, path: str | Path) -> pin.Model:
     for i, name in enumerate(contract.joint_names):
         if name not in names:
             raise ContractError(f'joint_names[{i}]: joint "{name}" is not in {path}')
-    mass = contract.robot_params.get('mass_kg')
-    if mass is None:
-        raise ContractError('robot_params.mass_kg: required, missing from the contract')
+    mass = number(tree(contract), 'robot_params.mass_kg')
     total = total_mass_kg(model)
     if not math.isclose(total, mass, rel_tol=MASS_RTOL):
         raise ContractError(f'robot_params.mass_kg: the contract says {mass} kg, '
@@ -75,10 +74,6 @@ def check_contract(contract: Contract) -> None:
                             f'runtime feeds raw observations to a graph that normalizes')
     if not contract.policy_rate_hz > 0.0:
         raise ContractError(f'policy_rate_hz: must be positive, got {contract.policy_rate_hz}')
-    decimation = contract.physics_rate_hz / contract.policy_rate_hz
-    if not (decimation >= 1.0 and math.isclose(decimation, round(decimation), rel_tol=1e-9)):
-        raise ContractError(f'physics_rate_hz: {contract.physics_rate_hz} Hz is not a whole '
-                            f'multiple of policy_rate_hz {contract.policy_rate_hz} Hz')
     seen = set()
     for i, name in enumerate(contract.joint_names):
         if name in seen:
@@ -107,16 +102,9 @@ def check_params(contract: Contract, params, model: pin.Model | None = None) -> 
 
 def max_collective_thrust_n(contract: Contract) -> float:
     """The contract's largest collective thrust [N] (action params, else the rotor model)."""
-    value = contract.action.params.get('max_collective_thrust_n')
-    if value is not None:
-        return float(value)
-    rotors = contract.robot_params.get('rotors', {})
-    try:
-        return (len(rotors['directions']) * rotors['thrust_coefficient']
-                * rotors['max_speed_rad_s'] ** 2)
-    except KeyError as exc:
-        raise ContractError(f'robot_params.rotors.{exc.args[0]}: needed for the thrust '
-                            f'limit of a rotor_speeds policy') from exc
+    if 'max_collective_thrust_n' in contract.action.params:
+        return number(tree(contract), 'action.params.max_collective_thrust_n')
+    return collective_thrust_n(field(tree(contract), 'robot_params.rotors'))
 
 
 def _check_quadrotor(contract: Contract, params: QuadrotorParams) -> None:
@@ -129,27 +117,21 @@ def _check_quadrotor(contract: Contract, params: QuadrotorParams) -> None:
         raise ParamError(f'parameter "thrust_min_n": {params.thrust_min_n} is not in '
                          f'[0, thrust_max_n={params.thrust_max_n}]')
     _positive(params, 'max_body_rate_rad_s', 'odom_timeout_s', 'max_tilt_rad',
-              'rate_hz')
+              'rate_hz', 'max_speed_m_s', 'max_ang_vel_rad_s')
     _non_negative(params, 'imu_timeout_s', 'setpoint_timeout_s', 'soft_start_s',
                   'fallback_max_descent_s')
     if not np.all(np.less(params.geofence_min_m, params.geofence_max_m)):
         raise ParamError('parameter "geofence_min_m": must be below geofence_max_m per axis')
-    for key in ('mass_kg', 'hover_thrust_n'):
-        if key not in contract.robot_params:
-            raise ContractError(f'robot_params.{key}: required by the quadrotor fallback')
-    rotors = contract.robot_params.get('rotors')
-    for key in ('directions', 'thrust_coefficient', 'max_speed_rad_s'):
-        if not isinstance(rotors, dict) or key not in rotors:
-            raise ContractError(f'robot_params.rotors.{key}: required by the thrust limits')
-    trained = contract.action.params.get('max_body_rate_rad_s')
-    if contract.action.kind == 'thrust_body_rates' and not isinstance(trained, (int, float)):
-        raise ContractError('action.params.max_body_rate_rad_s: required, the body rate the '
-                            'policy output 1 means')
-    if contract.action.kind == 'thrust_body_rates' and not (
-            params.max_body_rate_rad_s <= trained):
-        raise ContractError(f'max_body_rate_rad_s: parameter {params.max_body_rate_rad_s} '
-                            f'rad/s exceeds the trained action.params.max_body_rate_rad_s '
-                            f'{trained}; the parameter file may only tighten limits')
+    raw = tree(contract)
+    for path in ('robot_params.mass_kg', 'robot_params.hover_thrust_n'):
+        number(raw, path)   # the fallback's thrust law
+    collective_thrust_n(field(raw, 'robot_params.rotors'))   # the thrust limits
+    if contract.action.kind == 'thrust_body_rates':
+        trained = number(raw, 'action.params.max_body_rate_rad_s')
+        if not params.max_body_rate_rad_s <= trained:
+            raise ContractError(f'max_body_rate_rad_s: parameter {params.max_body_rate_rad_s} '
+                                f'rad/s exceeds the trained action.params.max_body_rate_rad_s '
+                                f'{trained}; the parameter file may only tighten limits')
 
 
 def _check_joints(contract: Contract, params: JointParams, model: pin.Model | None) -> None:
@@ -174,6 +156,11 @@ def _check_joints(contract: Contract, params: JointParams, model: pin.Model | No
         raise ParamError(f'parameter "fallback": "{params.fallback}" is not damping or hold')
     _positive(params, 'joint_state_timeout_s', 'max_tilt_rad', 'joint_vel_limit_rad_s')
     _positive(params, *[f'max_rate_rad_s[{i}]' for i in range(n)])
+    limits = numbers(field(tree(contract), 'robot_params.joint_pos_limits_rad'),
+                     'robot_params.joint_pos_limits_rad', len(contract.joint_names))
+    if limits.shape != (len(contract.joint_names), 2):
+        raise ContractError('robot_params.joint_pos_limits_rad: must hold [lower, upper] per '
+                            'joint (the plausibility latch reads it)')
     if params.leg_odometry_max_speed_m_s > 0.0 and not contract.robot_params.get('foot_names'):
         raise ContractError(
             'robot_params.foot_names: required by parameter leg_odometry_max_speed_m_s '

@@ -30,24 +30,30 @@ class Integrator:
         """State for contract.action with history_length past outputs."""
         self.contract = contract
         self.spec = contract.action
+        self._checked: dict[str, np.ndarray] = {}
         for name in self.required:
             self.param(name)
         self.history = np.zeros((history_length, self.spec.size))
         """Clipped policy outputs, newest first, (history_length, action size)."""
 
-    def param(self, name: str):
-        """action.params[name] as float64; ContractError naming the field when missing, not
-        numeric, not finite, or neither one number nor one per action element."""
+    def param(self, name: str) -> np.ndarray:
+        """action.params[name] as float64, checked once: ContractError naming the field when
+        missing, not numbers, not finite, or neither one number nor one per action element."""
+        if name in self._checked:
+            return self._checked[name]
         value = self.spec.params.get(name)
         if value is None:
             raise ContractError(f'action.params.{name}: required by action kind "{self.kind}"')
-        try:
-            array = np.asarray(value, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ContractError(f'action.params.{name}: must be numbers, got {value!r}') from None
+        numeric = isinstance(value, (int, float)) or (isinstance(value, (list, tuple)) and all(
+            isinstance(v, (int, float)) for v in value))
+        if not numeric or isinstance(value, bool):
+            raise ContractError(f'action.params.{name}: must be numbers, got {value!r:.60}')
+        array = np.asarray(value, dtype=np.float64)
         if not np.isfinite(array).all() or array.shape not in ((), (self.spec.size,)):
             raise ContractError(f'action.params.{name}: must be one finite number or '
-                                f'{self.spec.size}, got {value!r}')
+                                f'{self.spec.size}, got {value!r:.60}')
+        array.flags.writeable = False
+        self._checked[name] = array
         return array
 
     def reset(self, joint_pos_rad: np.ndarray | None = None) -> None:

@@ -38,6 +38,9 @@ from sim2real.deploy.runtime.state_machine import FALLBACK, StateMachine
 __all__ = ['JointParams', 'JointProfile', 'JointStateMapper', 'LegOdometry']
 
 GAIN_FIELDS = (('kp', 'kp_nm_per_rad'), ('kd', 'kd_nm_s_per_rad'))
+JOINT_POSITION_MARGIN_RAD = 0.1
+"""How far past its URDF limits a joint may read before the reading counts as a fault
+(encoders of real robots read a little past the hard stops)."""
 GAIN_RTOL = 1e-6
 
 
@@ -78,9 +81,14 @@ class JointProfile:
         self.default_rad = np.asarray(contract.default_joint_pos_rad, dtype=np.float64)
         self.dt_s = 1.0 / contract.policy_rate_hz
         self.watchdogs = [
-            Watchdog('joint_state', params.joint_state_timeout_s, 'joint_state_timeout_s'),
-            Watchdog('imu', params.imu_timeout_s, 'imu_timeout_s'),
-            Watchdog('command', params.command_timeout_s, 'command_timeout_s')]
+            Watchdog('joint_state', params.joint_state_timeout_s, 'joint_state_timeout_s',
+                     params.joint_state_topic),
+            Watchdog('imu', params.imu_timeout_s, 'imu_timeout_s', params.imu_topic),
+            Watchdog('command', params.command_timeout_s, 'command_timeout_s',
+                     params.velocity_command_topic)]
+        limits = np.asarray(contract.robot_params['joint_pos_limits_rad'], dtype=np.float64)
+        self.plausible_min_rad = limits[:, 0] - JOINT_POSITION_MARGIN_RAD
+        self.plausible_max_rad = limits[:, 1] + JOINT_POSITION_MARGIN_RAD
         n = len(self.names)
         self.shapes = {'joint_state': {'pos_rad': (n,), 'vel_rad_s': (n,)},
                        'imu': {'quat_wxyz': (4,), 'ang_vel_b': (3,)},
@@ -129,7 +137,9 @@ class JointProfile:
         return self._command(self.joint_state(store)[0], zero, zero)
 
     def latch_reason(self, store: SensorStore, now_s: float) -> str:
-        """'stale:<stream>', 'tilt' or 'joint_velocity' when a latch condition holds, else ''."""
+        """'stale:<stream>', 'tilt', 'joint_position' (beyond the URDF limits by more than
+        JOINT_POSITION_MARGIN_RAD: an encoder fault), 'joint_velocity' or 'leg_odometry'
+        when a latch condition holds, else ''."""
         for watchdog in self.watchdogs:
             reason = watchdog.reason(store, now_s)
             if reason:
@@ -138,7 +148,9 @@ class JointProfile:
             rotmat = rotmat_from_quat(store.value('imu', 'quat_wxyz'))
             if not rotmat[2, 2] >= self.cos_max_tilt:
                 return 'tilt'
-        _, qd = self.joint_state(store)
+        q, qd = self.joint_state(store)
+        if not np.all((q >= self.plausible_min_rad) & (q <= self.plausible_max_rad)):
+            return 'joint_position'
         if not np.all(np.abs(qd) <= self.params.joint_vel_limit_rad_s):
             return 'joint_velocity'
         limit = self.params.leg_odometry_max_speed_m_s
@@ -153,7 +165,7 @@ class JointProfile:
             return 'stale:joint_state'
         return self.latch_reason(store, now_s)
 
-    def observation_inputs(self, store: SensorStore) -> dict:
+    def observation_inputs(self, store: SensorStore, now_s: float) -> dict:
         """Term inputs from the latest samples."""
         q, qd = self.joint_state(store)
         imu = store.latest('imu')
@@ -231,6 +243,14 @@ class JointProfile:
         damping = np.full(len(self.names), self.params.damping_kd)
         target = self._rate_limited(self.joint_state(store)[0])
         return self._command(target, np.zeros(len(self.names)), damping)
+
+    def last_resort(self, now_s: float, machine: StateMachine) -> np.ndarray:
+        """A command that reads no sensor, for when computing one failed: damping (kp 0, kd
+        damping_kd) around the last target, inside the position limits."""
+        n = len(self.names)
+        target = filters.clamp_joint_position(
+            np.nan_to_num(self.previous_rad), self.pos_min_rad, self.pos_max_rad)
+        return self._command(target, np.zeros(n), np.full(n, self.params.damping_kd))
 
     def final_clamp(self, command: np.ndarray, state: str, store: SensorStore) -> np.ndarray:
         """Targets inside the position limits, torque-feasible where both can hold, finite."""

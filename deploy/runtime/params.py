@@ -62,6 +62,11 @@ class QuadrotorParams:
     """Clamp on each commanded body rate [rad/s]."""
     max_tilt_rad: float = 1.0
     """Tilt (angle between body z and world z) beyond which the fallback latches [rad]."""
+    max_speed_m_s: float = 5.0
+    """Odometry speed beyond which the fallback latches (outside the trained domain) and the
+    descent stops trusting the velocity reading [m/s]."""
+    max_ang_vel_rad_s: float = 20.0
+    """Body rate (odometry or gyro, any axis) beyond which the fallback latches [rad/s]."""
     geofence_min_m: list[float] = field(default_factory=lambda: [-2.0, -2.0, -0.1])
     """Lower corner of the allowed box [m; world frame]."""
     geofence_max_m: list[float] = field(default_factory=lambda: [2.0, 2.0, 3.0])

@@ -3,8 +3,9 @@
 The URDF (its hash is in the contract) is the truth about the robot: its mass, its rotor
 model (<sim2real><rotor_model>), its joints' position, velocity and effort limits. A contract
 whose physical values disagree with it, or whose fields disagree with each other (hover
-thrust and mass, action gains and robot gains), is refused, naming the field. The parameter
-file may only tighten the limits the URDF and the contract give.
+thrust and mass, action gains and robot gains), is refused, naming the field. Every field a
+check reads is required and must be numbers (JSON numbers, not strings). The parameter file
+may only tighten the limits the URDF and the contract give.
 
 Every error is a ContractError whose message starts with the field at fault.
 """
@@ -26,16 +27,24 @@ HOVER_RTOL = 1e-3
 """Hover thrust within 0.1 % of m g (a contract may use 9.80665)."""
 SAME_RTOL = 1e-6
 """Two copies of one value (URDF and contract, action and robot) agree to this."""
-ROTOR_FIELDS = ('thrust_coefficient', 'torque_coefficient', 'time_constant_s',
-                'max_speed_rad_s', 'min_speed_rad_s', 'positions_b', 'directions')
 ROTOR_KINDS = ('thrust_body_rates', 'rotor_speeds')
 """Action kinds of rotor craft: their contracts state a rotor model."""
-JOINT_KINDS_NEED = ('scale', 'kp_nm_per_rad', 'kd_nm_s_per_rad')
+ROTOR_FIELDS = ('thrust_coefficient', 'torque_coefficient', 'time_constant_s',
+                'max_speed_rad_s', 'min_speed_rad_s', 'positions_b', 'directions')
+JOINT_ACTION_PARAMS = ('scale', 'kp_nm_per_rad', 'kd_nm_s_per_rad')
+"""action.params every joint action kind carries (the gains are per joint)."""
+JOINT_LIMITS = ('effort_limit_nm', 'velocity_limit_rad_s', 'joint_pos_limits_rad')
+"""robot_params of a joint robot that must equal the URDF's limits (per joint)."""
+
+
+def tree(contract: Contract) -> dict:
+    """The contract's parameter dicts under their dotted names, for field()."""
+    return {'robot_params': contract.robot_params, 'action': {'params': contract.action.params}}
 
 
 def field(mapping: dict, path: str):
-    """mapping's value at a dotted path ('robot_params.rotors.max_speed_rad_s'), or raise
-    ContractError naming the path as required."""
+    """mapping's value at a dotted path ('robot_params.rotors.max_speed_rad_s'); ContractError
+    naming the path as required when it is absent."""
     value = mapping
     for key in path.split('.'):
         if not isinstance(value, dict) or key not in value:
@@ -44,17 +53,32 @@ def field(mapping: dict, path: str):
     return value
 
 
+def _all_numbers(value) -> bool:
+    """Whether value is a JSON number or nested lists of them (no strings, no booleans;
+    tuples too, as a contract built in code holds them)."""
+    if isinstance(value, (list, tuple)):
+        return all(_all_numbers(v) for v in value)
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def numbers(value, path: str, size: int | None = None) -> np.ndarray:
-    """value as a float64 array of finite numbers (of length size when given)."""
-    try:
-        array = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ContractError(f'{path}: must be numbers, got {value!r}') from None
+    """value as a float64 array of finite JSON numbers (of length size when given)."""
+    if not _all_numbers(value):
+        raise ContractError(f'{path}: must be numbers, got {value!r:.80}')
+    array = np.asarray(value, dtype=np.float64)
     if not np.isfinite(array).all():
-        raise ContractError(f'{path}: must be finite numbers, got {value!r}')
-    if size is not None and array.shape != (size,):
-        raise ContractError(f'{path}: must hold {size} numbers, got {value!r}')
+        raise ContractError(f'{path}: must be finite numbers, got {value!r:.80}')
+    if size is not None and array.shape[:1] != (size,):
+        raise ContractError(f'{path}: must hold {size} values, one per joint, got {value!r:.80}')
     return array
+
+
+def number(raw: dict, path: str) -> float:
+    """The required scalar at path of tree(contract)."""
+    value = numbers(field(raw, path), path)
+    if value.shape != ():
+        raise ContractError(f'{path}: must be one number, got {value.tolist()}')
+    return float(value)
 
 
 def same(path: str, ours, theirs, where: str, labels=None) -> None:
@@ -74,39 +98,50 @@ def same(path: str, ours, theirs, where: str, labels=None) -> None:
                         f'{b[i].tolist()}{label}')
 
 
+def collective_thrust_n(rotors: dict) -> float:
+    """Largest collective thrust of a rotor model [N]: rotors x kf x max_speed^2."""
+    raw = {'robot_params': {'rotors': rotors}}
+    kf = number(raw, 'robot_params.rotors.thrust_coefficient')
+    max_speed = number(raw, 'robot_params.rotors.max_speed_rad_s')
+    directions = numbers(field(raw, 'robot_params.rotors.directions'),
+                         'robot_params.rotors.directions')
+    return len(directions) * kf * max_speed ** 2
+
+
 def check_rotor_physics(contract: Contract, urdf: str | Path) -> None:
     """Rotor model equal to the URDF's, hover thrust = m g, action limits from the rotors."""
-    raw = {'robot_params': contract.robot_params, 'action': {'params': contract.action.params}}
-    rotors = field(raw, 'robot_params.rotors')
+    raw = tree(contract)
     try:
         truth = read_rotor_params(urdf)
     except UrdfError as exc:
         raise ContractError(f'robot_params.rotors: {exc}') from exc
+    where = f'the URDF {Path(urdf).name}'
     for name in ROTOR_FIELDS:
-        same(f'robot_params.rotors.{name}', field(raw, f'robot_params.rotors.{name}'),
-             getattr(truth, name), f'the URDF {Path(urdf).name}')
-    mass_kg = float(numbers(field(raw, 'robot_params.mass_kg'), 'robot_params.mass_kg'))
-    hover_n = float(numbers(field(raw, 'robot_params.hover_thrust_n'),
-                            'robot_params.hover_thrust_n'))
+        path = f'robot_params.rotors.{name}'
+        same(path, field(raw, path), getattr(truth, name), where)
+    mass_kg, hover_n = number(raw, 'robot_params.mass_kg'), number(
+        raw, 'robot_params.hover_thrust_n')
     if not math.isclose(hover_n, mass_kg * GRAVITY_M_S2, rel_tol=HOVER_RTOL):
         raise ContractError(f'robot_params.hover_thrust_n: {hover_n} N, but a {mass_kg} kg '
                             f'vehicle hovers at m g = {mass_kg * GRAVITY_M_S2:.6g} N')
-    max_collective_n = len(rotors['directions']) * truth.max_thrust_n
     if contract.action.kind == 'thrust_body_rates':
-        same('action.params.hover_thrust_n', field(raw, 'action.params.hover_thrust_n'),
-             hover_n, 'robot_params.hover_thrust_n')
-        same('action.params.max_collective_thrust_n',
-             field(raw, 'action.params.max_collective_thrust_n'), max_collective_n,
-             'the rotor model (rotors x kf x max_speed^2)')
-        rate = numbers(field(raw, 'action.params.max_body_rate_rad_s'),
-                       'action.params.max_body_rate_rad_s')
-        if not rate > 0.0:
-            raise ContractError(f'action.params.max_body_rate_rad_s: must be > 0, got {rate}')
+        _check_thrust_action(raw, hover_n, contract.robot_params['rotors'])
     elif contract.action.kind == 'rotor_speeds':
-        same('action.params.max_speed_rad_s', field(raw, 'action.params.max_speed_rad_s'),
-             truth.max_speed_rad_s, f'the URDF {Path(urdf).name}')
-        same('action.params.min_speed_rad_s', field(raw, 'action.params.min_speed_rad_s'),
-             truth.min_speed_rad_s, f'the URDF {Path(urdf).name}')
+        for name in ('max_speed_rad_s', 'min_speed_rad_s'):
+            same(f'action.params.{name}', field(raw, f'action.params.{name}'),
+                 getattr(truth, name), where)
+
+
+def _check_thrust_action(raw: dict, hover_n: float, rotors: dict) -> None:
+    """Thrust-and-rates action: hover thrust and collective limit from the robot, rate > 0."""
+    same('action.params.hover_thrust_n', field(raw, 'action.params.hover_thrust_n'), hover_n,
+         'robot_params.hover_thrust_n')
+    same('action.params.max_collective_thrust_n',
+         field(raw, 'action.params.max_collective_thrust_n'), collective_thrust_n(rotors),
+         'the rotor model (rotors x kf x max_speed^2)')
+    rate = number(raw, 'action.params.max_body_rate_rad_s')
+    if not rate > 0.0:
+        raise ContractError(f'action.params.max_body_rate_rad_s: must be > 0, got {rate}')
 
 
 def urdf_joint_limits(model: pin.Model, names: list[str]) -> dict[str, np.ndarray]:
@@ -116,49 +151,49 @@ def urdf_joint_limits(model: pin.Model, names: list[str]) -> dict[str, np.ndarra
         if joint.nq != 1:
             raise ContractError(f'joint_names: "{name}" is not a one-dof joint in the URDF')
     q, v = [j.idx_q for j in ids], [j.idx_v for j in ids]
-    return {'pos_min_rad': model.lowerPositionLimit[q].copy(),
-            'pos_max_rad': model.upperPositionLimit[q].copy(),
+    lower, upper = model.lowerPositionLimit[q].copy(), model.upperPositionLimit[q].copy()
+    return {'pos_min_rad': lower, 'pos_max_rad': upper,
+            'joint_pos_limits_rad': np.stack([lower, upper], axis=1),
             'velocity_limit_rad_s': model.velocityLimit[v].copy(),
             'effort_limit_nm': model.effortLimit[v].copy()}
 
 
 def check_joint_physics(contract: Contract, model: pin.Model) -> None:
     """Gains present and consistent, limits equal to the URDF's, default pose inside them."""
-    names, n = contract.joint_names, len(contract.joint_names)
+    names = contract.joint_names
     limits = urdf_joint_limits(model, names)
-    raw = {'robot_params': contract.robot_params, 'action': {'params': contract.action.params}}
-    for key in JOINT_KINDS_NEED:
-        path = f'action.params.{key}'
-        value = numbers(field(raw, path), path)
-        if key != 'scale' and value.shape != (n,):
-            raise ContractError(f'{path}: must hold {n} numbers, one per joint')
-        if not np.all(value >= 0.0) or (key == 'scale' and not np.all(value > 0.0)):
-            raise ContractError(f'{path}: must be positive, got {value.tolist()}')
-    params = contract.action.params
-    same('action.params.default_joint_pos_rad', params.get('default_joint_pos_rad',
-         contract.default_joint_pos_rad), contract.default_joint_pos_rad,
-         'default_joint_pos_rad')
-    for key in ('kp_nm_per_rad', 'kd_nm_s_per_rad', 'effort_limit_nm'):
-        if key in contract.robot_params and key in params:
-            same(f'action.params.{key}', params[key], contract.robot_params[key],
-                 f'robot_params.{key}')
-    where = 'the URDF'
-    for source in ('robot_params', 'action.params'):
-        table = contract.robot_params if source == 'robot_params' else params
-        for key in ('effort_limit_nm', 'velocity_limit_rad_s'):
-            if key in table:
-                same(f'{source}.{key}', numbers(table[key], f'{source}.{key}', n),
-                     limits[key], where, names)
-    if 'joint_pos_limits_rad' in contract.robot_params:
-        same('robot_params.joint_pos_limits_rad', contract.robot_params['joint_pos_limits_rad'],
-             np.stack([limits['pos_min_rad'], limits['pos_max_rad']], axis=1), where, names)
-    default = numbers(contract.default_joint_pos_rad, 'default_joint_pos_rad', n)
+    _check_joint_action(contract)
+    raw = tree(contract)
+    for key in JOINT_LIMITS:
+        path = f'robot_params.{key}'
+        numbers(field(raw, path), path, len(names))   # present, numbers, one per joint
+        same(path, field(raw, path), limits[key], 'the URDF', names)
+    if 'effort_limit_nm' in contract.action.params:
+        same('action.params.effort_limit_nm', contract.action.params['effort_limit_nm'],
+             limits['effort_limit_nm'], 'the URDF', names)
+    default = numbers(contract.default_joint_pos_rad, 'default_joint_pos_rad', len(names))
     outside = np.flatnonzero((default < limits['pos_min_rad']) | (default > limits['pos_max_rad']))
     if len(outside):
         i = int(outside[0])
         raise ContractError(f'default_joint_pos_rad[{i}]: {default[i]} rad of "{names[i]}" is '
                             f'outside the URDF limits [{limits["pos_min_rad"][i]}, '
                             f'{limits["pos_max_rad"][i]}]')
+
+
+def _check_joint_action(contract: Contract) -> None:
+    """Scale > 0, per-joint gains >= 0 equal to the robot's, the default pose as the robot's."""
+    n, raw, params = len(contract.joint_names), tree(contract), contract.action.params
+    for key in JOINT_ACTION_PARAMS:
+        path = f'action.params.{key}'
+        value = numbers(field(raw, path), path, None if key == 'scale' else n)
+        if not (np.all(value > 0.0) if key == 'scale' else np.all(value >= 0.0)):
+            raise ContractError(f'{path}: must be {"positive" if key == "scale" else ">= 0"}, '
+                                f'got {value.tolist()}')
+        if key != 'scale' and key in contract.robot_params:
+            same(path, params[key], contract.robot_params[key], f'robot_params.{key}')
+    same('action.params.default_joint_pos_rad', params.get(
+         'default_joint_pos_rad', contract.default_joint_pos_rad),
+         contract.default_joint_pos_rad, 'default_joint_pos_rad')
 
 
 def check_tighter(params, model: pin.Model) -> None:

@@ -16,12 +16,15 @@ from sim2real import terms
 from sim2real.contract import Contract
 from sim2real.deploy.runtime import filters
 from sim2real.deploy.runtime.contract_check import max_collective_thrust_n
+from sim2real.deploy.runtime.physics_check import GRAVITY_M_S2, number, tree
 from sim2real.deploy.runtime.integrators import Integrator
 from sim2real.deploy.runtime.params import QuadrotorParams
 from sim2real.deploy.runtime.sensors import quat_norm, SensorStore, Watchdog
 from sim2real.deploy.runtime.state_machine import ARMED, StateMachine
 
-GRAVITY_M_S2 = 9.81
+GROUND_TICKS = 3
+"""Consecutive fallback ticks with fresh odometry below ground_height_m that mean landed
+(one glitched low sample in the air must not switch the motors off)."""
 
 
 def rotmat_from_quat(quat_wxyz: np.ndarray) -> np.ndarray:
@@ -40,17 +43,20 @@ class QuadrotorProfile:
         self.contract, self.params, self.integrator = contract, params, integrator
         self.kind = contract.action.kind
         self.command_kind = self.kind
-        self.mass_kg = float(contract.robot_params['mass_kg'])
-        self.hover_thrust_n = float(contract.robot_params['hover_thrust_n'])
-        rotors = contract.robot_params.get('rotors', {})
-        self.num_rotors = len(rotors.get('directions', [0] * 4))
-        self.thrust_coefficient = float(rotors.get('thrust_coefficient', 0.0))
-        self.max_speed_rad_s = float(contract.action.params.get(
-            'max_speed_rad_s', rotors.get('max_speed_rad_s', 0.0)))
+        raw = tree(contract)   # every value below was checked present and numeric
+        self.mass_kg = number(raw, 'robot_params.mass_kg')
+        self.hover_thrust_n = number(raw, 'robot_params.hover_thrust_n')
+        self.num_rotors = len(contract.robot_params['rotors']['directions'])
+        self.thrust_coefficient = number(raw, 'robot_params.rotors.thrust_coefficient')
+        speed_path = ('action.params.max_speed_rad_s' if 'max_speed_rad_s' in (
+            contract.action.params) else 'robot_params.rotors.max_speed_rad_s')
+        self.max_speed_rad_s = number(raw, speed_path)
         self.max_collective_n = max_collective_thrust_n(contract)
-        self.watchdogs = [Watchdog('odom', params.odom_timeout_s, 'odom_timeout_s'),
-                          Watchdog('imu', params.imu_timeout_s, 'imu_timeout_s'),
-                          Watchdog('setpoint', params.setpoint_timeout_s, 'setpoint_timeout_s')]
+        self.watchdogs = [
+            Watchdog('odom', params.odom_timeout_s, 'odom_timeout_s', params.odom_topic),
+            Watchdog('imu', params.imu_timeout_s, 'imu_timeout_s', params.imu_topic),
+            Watchdog('setpoint', params.setpoint_timeout_s, 'setpoint_timeout_s',
+                     params.setpoint_topic)]
         self.shapes = {'odom': {'pos_w': (3,), 'quat_wxyz': (4,), 'lin_vel_b': (3,),
                                 'ang_vel_b': (3,)},
                        'imu': {'ang_vel_b': (3,)}, 'setpoint': {'pos_w': (3,)}}
@@ -60,6 +66,12 @@ class QuadrotorProfile:
         """The fallback latched from an armed state (motors were running)."""
         self.motors_off = False
         """The fallback has switched the motors off for good (until enable)."""
+        self.ground_ticks = 0
+        """Consecutive fallback ticks with fresh odometry below ground_height_m."""
+        self.last_command = self.off_command()
+        """The last final command (a re-enable in the air soft-starts from it)."""
+        self.start_command = self.last_command
+        """What the soft start blends from: the last command at enable."""
         self._rotmat_of = (None, None)
 
     def rotmat(self, store: SensorStore) -> np.ndarray:
@@ -80,7 +92,9 @@ class QuadrotorProfile:
         return np.zeros(4 if self.kind == 'thrust_body_rates' else self.num_rotors)
 
     def latch_reason(self, store: SensorStore, now_s: float) -> str:
-        """'stale:<stream>', 'tilt' or 'geofence' when a latch condition holds, else ''."""
+        """'stale:<stream>', 'tilt', 'geofence', 'speed' or 'ang_vel' when a latch condition
+        holds, else '' (speed and body rates beyond max_speed_m_s / max_ang_vel_rad_s are
+        outside anything the policy was trained for)."""
         for watchdog in self.watchdogs:
             reason = watchdog.reason(store, now_s)
             if reason:
@@ -92,7 +106,17 @@ class QuadrotorProfile:
         if np.any(pos_w < self.params.geofence_min_m) or np.any(
                 pos_w > self.params.geofence_max_m):
             return 'geofence'
+        if not self.velocity_usable(store):
+            return 'speed'
+        rates = [store.value(s, 'ang_vel_b') for s in ('odom', 'imu') if store.latest(s)]
+        if not all(np.max(np.abs(w)) <= self.params.max_ang_vel_rad_s for w in rates):
+            return 'ang_vel'
         return ''
+
+    def velocity_usable(self, store: SensorStore) -> bool:
+        """Whether the latest odometry speed is within max_speed_m_s (the trained domain)."""
+        return bool(np.linalg.norm(store.value('odom', 'lin_vel_b'))
+                    <= self.params.max_speed_m_s)
 
     def enable_reason(self, store: SensorStore, now_s: float) -> str:
         """Why enable() must refuse now ('' to arm): the latch conditions, odom required."""
@@ -100,10 +124,12 @@ class QuadrotorProfile:
             return 'stale:odom'
         return self.latch_reason(store, now_s)
 
-    def observation_inputs(self, store: SensorStore) -> dict:
-        """Term inputs from the latest samples (ang_vel_b from the fresher of imu and odom)."""
+    def observation_inputs(self, store: SensorStore, now_s: float) -> dict:
+        """Term inputs from the latest samples (ang_vel_b from the fresher of imu and odom,
+        by age: a receive time in the future is not fresh)."""
         odom, imu = store.latest('odom'), store.latest('imu')
-        gyro = imu if imu is not None and imu.received_s >= odom.received_s else odom
+        gyro = imu if imu is not None and store.age_s('imu', now_s) <= store.age_s(
+            'odom', now_s) else odom
         setpoint = store.value('setpoint', 'pos_w')
         target = np.asarray(self.params.hover_target_m) if setpoint is None else setpoint
         return {
@@ -118,57 +144,89 @@ class QuadrotorProfile:
 
     # -- commands ----------------------------------------------------------------------
     def on_enable(self, store: SensorStore, now_s: float) -> None:
-        """Zero the action history and the fallback flags."""
+        """Zero the action history and the fallback flags; soft-start from the last command
+        (motors off from the ground, the fallback's thrust when re-enabled in the air)."""
         self.integrator.reset()
         self.airborne = self.motors_off = False
+        self.start_command = self.last_command.copy()
 
     def on_latch(self, store: SensorStore, machine: StateMachine) -> None:
         """Remember whether the motors were running when the fallback latched."""
         self.airborne = machine.latched_from in ARMED
         self.motors_off = False
+        self.ground_ticks = 0
 
     def armed_command(self, action: np.ndarray, fraction: float,
                       store: SensorStore) -> np.ndarray:
-        """Integrator output with the collective thrust scaled by the soft-start fraction."""
+        """Integrator output with the collective thrust blended from the soft start's."""
         command = self.integrator.step(action)
         if self.kind == 'thrust_body_rates':
-            command[0] = filters.soft_start_blend(0.0, command[0], fraction)
+            command[0] = filters.soft_start_blend(self.start_command[0], command[0], fraction)
             return command
-        return command * math.sqrt(fraction)
+        # rotor thrusts (speed^2) blend from the start command's
+        return np.sqrt(filters.soft_start_blend(self.start_command ** 2, command ** 2, fraction))
 
     def fallback_command(self, store: SensorStore, now_s: float,
                          machine: StateMachine) -> np.ndarray:
-        """Motors off on the ground, level-and-descend with fresh odom, blind descent without."""
-        odom = store.latest('odom')
-        z_m = -math.inf if odom is None else float(odom.values['pos_w'][2])
-        if self.motors_off or not self.airborne or not z_m >= self.params.ground_height_m:
+        """Motors off once landed (or when the motors never ran), level-and-descend with
+        fresh odometry, blind descent without it, motors off after fallback_max_descent_s."""
+        odom_fresh = not self.watchdogs[0].stale(store, now_s)
+        low = odom_fresh and float(store.value('odom', 'pos_w')[2]) < self.params.ground_height_m
+        self.ground_ticks = self.ground_ticks + 1 if low else 0
+        if self.motors_off or not self.airborne or self.ground_ticks >= GROUND_TICKS:
             self.motors_off = True
             return self.off_command()
-        p = self.params
-        if not self.watchdogs[0].stale(store, now_s):
-            rotmat = self.rotmat(store)
-            gravity_b = terms.projected_gravity(rotmat)
-            rates = p.fallback_level_gain * np.array([gravity_b[1], -gravity_b[0], 0.0])
-            vz_w = terms.rotate_body_to_world(rotmat, store.value('odom', 'lin_vel_b'))[2]
-            accel = GRAVITY_M_S2 + p.fallback_vz_gain * (-p.descend_speed_m_s - vz_w)
-            # within [0, 2 g]: a descent needs no more, and an absurd velocity reading
-            # (finite, 1e300) must not turn the fallback into a full-thrust climb
-            accel = min(max(accel, 0.0), 2.0 * GRAVITY_M_S2)
-            thrust = self.mass_kg * accel / max(rotmat[2, 2], 0.5)
-        elif now_s - machine.latched_s > p.fallback_max_descent_s:
+        if odom_fresh:
+            thrust, rates = self._level_and_descend(store)
+        elif now_s - machine.latched_s > self.params.fallback_max_descent_s:
             self.motors_off = True
             return self.off_command()
         else:
-            rates = np.zeros(3)
-            thrust = p.fallback_blind_thrust_fraction * self.hover_thrust_n
+            thrust, rates = self._blind_thrust_n(), np.zeros(3)
+        return self._thrust_command(thrust, rates)
+
+    def _level_and_descend(self, store: SensorStore) -> tuple[float, np.ndarray]:
+        """(thrust [N], body rates [rad/s]): level by attitude, descend at descend_speed_m_s
+        by vertical speed; without a usable speed, the blind thrust."""
+        p, rotmat = self.params, self.rotmat(store)
+        gravity_b = terms.projected_gravity(rotmat)
+        rates = p.fallback_level_gain * np.array([gravity_b[1], -gravity_b[0], 0.0])
+        if not self.velocity_usable(store):
+            return self._blind_thrust_n(), rates
+        vz_w = terms.rotate_body_to_world(rotmat, store.value('odom', 'lin_vel_b'))[2]
+        accel = GRAVITY_M_S2 + p.fallback_vz_gain * (-p.descend_speed_m_s - vz_w)
+        # 0.5 g keeps the rate controller some thrust to level with; 2 g is all a descent needs
+        accel = min(max(accel, 0.5 * GRAVITY_M_S2), 2.0 * GRAVITY_M_S2)
+        return self.mass_kg * accel / max(rotmat[2, 2], 0.5), rates
+
+    def _blind_thrust_n(self) -> float:
+        """Collective thrust of the blind descent [N]."""
+        return self.params.fallback_blind_thrust_fraction * self.hover_thrust_n
+
+    def _thrust_command(self, thrust_n: float, rates_rad_s: np.ndarray) -> np.ndarray:
+        """[thrust, rates], or equal rotor speeds giving thrust_n (rotor_speeds kind)."""
         if self.kind == 'thrust_body_rates':
-            return np.concatenate([[thrust], rates])
-        per_rotor = max(thrust, 0.0) / (self.num_rotors * self.thrust_coefficient)
+            return np.concatenate([[thrust_n], rates_rad_s])
+        per_rotor = max(thrust_n, 0.0) / (self.num_rotors * self.thrust_coefficient)
         return np.full(self.num_rotors, math.sqrt(per_rotor))
 
+    def last_resort(self, now_s: float, machine: StateMachine) -> np.ndarray:
+        """A command that reads no sensor, for when computing one failed: the blind descent
+        while airborne and within fallback_max_descent_s, else motors off; clamped."""
+        airborne = self.airborne and not self.motors_off and (
+            now_s - machine.latched_s <= self.params.fallback_max_descent_s)
+        command = self._thrust_command(self._blind_thrust_n(), np.zeros(3)) if airborne else (
+            self.off_command())
+        return self._clamped(command)
+
     def final_clamp(self, command: np.ndarray, state: str,
-                    store: SensorStore) -> np.ndarray:
+                    store: SensorStore | None) -> np.ndarray:
         """Thrust 0 or in [thrust_min, thrust_max], |rates| <= max; speeds within limits."""
+        self.last_command = self._clamped(command)
+        return self.last_command
+
+    def _clamped(self, command: np.ndarray) -> np.ndarray:
+        """command within the parameter limits (pure filters)."""
         p = self.params
         if self.kind == 'thrust_body_rates':
             return filters.clamp_thrust_rates(command, p.thrust_min_n, p.thrust_max_n,

@@ -28,7 +28,7 @@ from sim2real.deploy.runtime.observations import action_history_length, Observat
 from sim2real.deploy.runtime.params import load_params, params_from_dict, QuadrotorParams
 from sim2real.deploy.runtime.policy import PolicyRunner
 from sim2real.deploy.runtime.quadrotor import QuadrotorProfile
-from sim2real.deploy.runtime.sensors import Sample, SampleError, SensorStore
+from sim2real.deploy.runtime.sensors import RESYNC_SAMPLES, Sample, SampleError, SensorStore
 from sim2real.deploy.runtime.state_machine import FALLBACK, INACTIVE, StateMachine
 
 log = logging.getLogger(__name__)
@@ -54,9 +54,12 @@ class Runtime:
     """Latest-state store, observation builder, policy, integrator, safety chain, state."""
 
     def __init__(self, contract: Contract, params, policy: PolicyRunner,
-                 robot_model: pin.Model | None = None):
-        """Check params (and the policy graph) against contract; ContractError/ParamError."""
+                 robot_model: pin.Model | None = None, urdf_path: Path | None = None):
+        """Check params, the physics of the URDF at urdf_path (its Pinocchio model
+        robot_model) and the policy graph against contract; ContractError / ParamError."""
         check_params(contract, params, robot_model)
+        if urdf_path is not None:
+            check_physics(contract, urdf_path, robot_model)
         self.contract, self.params, self.policy = contract, params, policy
         self.robot_model = robot_model
         """Pinocchio model of the URDF (None when built without one)."""
@@ -73,6 +76,7 @@ class Runtime:
         self.started_s: float | None = None
         """Steady time of the first step() or enable() [s] (the node's start, in effect)."""
         self._now_s = -math.inf
+        self._behind: list[float] = []
         self._warm_up()
 
     def _warm_up(self) -> None:
@@ -103,10 +107,7 @@ class Runtime:
         parameters, the URDF and the physics the URDF describes."""
         policy = PolicyRunner(Path(policy_path or params.policy_file))
         urdf = resolve_urdf(params.urdf_file)
-        model = check_urdf(policy.contract, urdf)
-        runtime = cls(policy.contract, params, policy, model)
-        check_physics(policy.contract, urdf, model)
-        return runtime
+        return cls(policy.contract, params, policy, check_urdf(policy.contract, urdf), urdf)
 
     @property
     def state(self) -> str:
@@ -122,9 +123,11 @@ class Runtime:
         except Exception as exc:   # not a Sample of named arrays at all: never raise here
             self.store.flag(stream, f'bad:{stream} (malformed sample: {type(exc).__name__})')
 
-    def observation(self) -> np.ndarray:
-        """The policy input (1, observation_size) float32 from the latest samples."""
-        return self.builder.build(self.profile.observation_inputs(self.store))
+    def observation(self, now_s: float | None = None) -> np.ndarray:
+        """The policy input (1, observation_size) float32 from the latest samples (at the
+        last tick's time unless now_s is given)."""
+        now_s = self._now_s if now_s is None else now_s
+        return self.builder.build(self.profile.observation_inputs(self.store, now_s))
 
     def step(self, now_s: float) -> StepResult:
         """One control tick at steady-clock time now_s [s]; never raises."""
@@ -139,21 +142,33 @@ class Runtime:
                                   self.machine.reason, None, None)
 
     def _clock(self, now_s: float) -> tuple[float, float]:
-        """(monotonic now [s], how far now_s went back [s]): time never runs backwards here."""
+        """(monotonic now [s], how far now_s went back [s]): time never runs backwards here.
+
+        A clock that jumped (forward or back) and then runs on steadily is followed again
+        after RESYNC_SAMPLES rising readings behind the latest one, as a sensor stream is.
+        """
         if self.started_s is None:
             self.started_s = now_s
-        backwards = self._now_s - now_s if now_s < self._now_s else 0.0
-        self._now_s = max(self._now_s, now_s)
+        if now_s >= self._now_s:
+            self._now_s, self._behind = now_s, []
+            return now_s, 0.0
+        backwards = self._now_s - now_s
+        if self._behind and not now_s >= self._behind[-1]:
+            self._behind = []
+        self._behind.append(now_s)
+        if len(self._behind) >= RESYNC_SAMPLES:
+            self._now_s, self._behind = now_s, []
         return self._now_s, backwards
 
     def _safe_command(self, now_s: float) -> np.ndarray:
-        """The fallback command, or the off command when even the fallback fails."""
+        """The fallback command, or the profile's sensor-free last resort when even that
+        fails (quadrotor: the blind descent in the air; joints: damping at the last target)."""
         try:
             command = self.profile.fallback_command(self.store, now_s, self.machine)
             return self.profile.final_clamp(command, self.machine.state, self.store)
         except Exception:
-            log.exception('fallback command failed; sending the off command')
-            return self.profile.off_command(None)
+            log.exception('fallback command failed; sending the last-resort command')
+            return self.profile.last_resort(now_s, self.machine)
 
     def _step(self, now_s: float, backwards_s: float) -> StepResult:
         """step() without the error guard."""

@@ -23,6 +23,8 @@ QUAT_NORM_TOLERANCE = 0.1
 float32 rounding is ~1e-7, anything far off is a fault, not an attitude)."""
 RESYNC_SAMPLES = 3
 """Consecutive rising-stamp samples behind the stored stamp that re-synchronize a stream."""
+DISCOVERY_S = 10.0
+"""Until this long after start, a stream never heard from may still be in DDS discovery."""
 
 
 class SampleError(ValueError):
@@ -161,6 +163,8 @@ class Watchdog:
     """Largest allowed age on the steady clock [s]; <= 0 means the stream is not required."""
     parameter: str = ''
     """Name of the parameter that sets timeout_s (named when enable is refused)."""
+    topic: str = ''
+    """Topic the stream comes from (named when enable is refused)."""
 
     def stale(self, store: SensorStore, now_s: float) -> bool:
         """True when the stream is required and its newest sample is older than timeout_s."""
@@ -171,11 +175,14 @@ class Watchdog:
         return f'stale:{self.stream}' if self.stale(store, now_s) else ''
 
     def explain(self, store: SensorStore, now_s: float, since_s: float) -> str:
-        """Why the stream is stale, for an operator: nothing yet, or how old, and the limit."""
+        """Why the stream is stale, for an operator: nothing yet (and whether that can still be
+        discovery), or how old the last message is against which timeout."""
         sample = store.latest(self.stream)
         if sample is None:
-            return (f'no {self.stream} message yet, {now_s - since_s:.1f} s after start; '
-                    f'DDS discovery can take seconds: wait and retry')
+            waited = now_s - since_s
+            hint = ('DDS discovery can take seconds: wait and retry' if waited < DISCOVERY_S
+                    else f'is {self.topic or "its topic"} published and remapped to this node?')
+            return f'no {self.stream} message yet, {waited:.1f} s after start; {hint}'
         if sample.received_s > now_s:
             return f'the last {self.stream} message has a receive time in the future'
         return (f'last {self.stream} message {now_s - sample.received_s:.3g} s ago, '

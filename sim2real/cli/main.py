@@ -40,10 +40,12 @@ def _cmd_export(args: argparse.Namespace) -> int:
     """Export a run's policy to ONNX and verify it against torch (or re-bind an ONNX file)."""
     from sim2real.policy_io import export_run, rebind_onnx
     if args.run_dir.endswith('.onnx') and os.path.isfile(args.run_dir):
-        path, max_abs = rebind_onnx(args.run_dir, args.out, num_samples=args.samples)
-    else:
-        path, max_abs = export_run(args.run_dir, args.out, num_samples=args.samples,
-                                   tolerance=args.tolerance)
+        path, graph, vouched = rebind_onnx(args.run_dir, args.out, args.trust_graph)
+        sys.stdout.write(json.dumps({'onnx': str(path), 'graph_sha256': graph,
+                                     'graph': vouched}) + '\n')
+        return 0
+    path, max_abs = export_run(args.run_dir, args.out, num_samples=args.samples,
+                               tolerance=args.tolerance)
     sys.stdout.write(json.dumps({'onnx': str(path), 'max_abs_diff': max_abs,
                                  'samples': args.samples}) + '\n')
     return 0
@@ -132,6 +134,10 @@ def build_parser() -> argparse.ArgumentParser:
                         '(for files exported before the digest; refused if they differ)')
     p.add_argument('--out', default=None,
                    help='ONNX path (default RUN_DIR/policy.onnx, or the .onnx in place)')
+    p.add_argument('--trust-graph', action='store_true',
+                   help='re-binding an .onnx without a digest: bind its graph although '
+                        'nothing can show it is the one exported (compare the printed '
+                        'graph_sha256 with the one you expect)')
     p.add_argument('--samples', type=int, default=1000, help='observations compared')
     p.add_argument('--tolerance', type=float, default=1e-5, help='max |onnx - torch|')
     p.set_defaults(func=_cmd_export)

@@ -98,7 +98,7 @@ def joint_urdf(deploy_dir):
 @pytest.fixture(scope='session')
 def joint_contract(joint_urdf):
     """A joint-position contract for the test URDF: gravity, rates, joints, history of 2,
-    trained gains (those of JOINT_PARAMS) and the URDF's effort limits."""
+    trained gains (those of JOINT_PARAMS) and the URDF's joint limits."""
     return Contract(
         task='testarm-reach', robot='testarm', urdf_sha256=file_sha256(joint_urdf),
         policy_rate_hz=50.0, physics_rate_hz=200.0, joint_names=list(JOINT_NAMES),
@@ -113,7 +113,9 @@ def joint_contract(joint_urdf):
         action=ActionSpec('joint_position_offset', 3, params={
             'scale': 0.5, 'kp_nm_per_rad': [20.0, 10.0, 5.0], 'kd_nm_s_per_rad': [1.0, 0.5, 0.2],
             'effort_limit_nm': [30.0, 30.0, 10.0]}),
-        robot_params={'mass_kg': 2.0})
+        robot_params={'mass_kg': 2.0, 'effort_limit_nm': [30.0, 30.0, 10.0],
+                      'velocity_limit_rad_s': [20.0, 20.0, 20.0],
+                      'joint_pos_limits_rad': [[-2.0, 2.0], [-2.5, 0.5], [-1.0, 1.0]]})
 
 
 @pytest.fixture(scope='session')

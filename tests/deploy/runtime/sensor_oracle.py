@@ -50,12 +50,20 @@ class Oracle:
         """Nothing received; shapes[stream] as the profile declares, policy joint names."""
         self.shapes, self.joint_names = shapes, list(joint_names)
         self.stamp, self.received, self.values, self.behind = {}, {}, {}, {}
-        self.problem, self.now, self.backwards = False, -math.inf, False
+        self.problem, self.now, self.backwards, self.clock_behind = False, -math.inf, False, []
 
-    def tick(self, now_s):
-        """Start a tick at now_s: the clock the runtime uses is max(seen, now_s)."""
+    def clock(self, now_s):
+        """A reading of the steady clock (each enable() and step()): time the runtime uses
+        never runs back, but RESYNC non-decreasing readings behind it are followed again."""
         self.backwards = now_s < self.now
-        self.now = max(self.now, now_s)
+        if not self.backwards:
+            self.now, self.clock_behind = now_s, []
+            return
+        if self.clock_behind and now_s < self.clock_behind[-1]:
+            self.clock_behind = []
+        self.clock_behind.append(now_s)
+        if len(self.clock_behind) >= RESYNC:
+            self.now, self.clock_behind = now_s, []
 
     def put(self, stream, sample):
         """Record a sample as the spec defines usable and new data."""

@@ -101,13 +101,47 @@ def test_a_zero_quaternion_in_flight_descends_instead_of_free_fall(quad):
     assert thrust == pytest.approx(0.9 * HOVER_N)
 
 
-def test_an_absurd_vertical_speed_does_not_climb_at_full_thrust(quad):
-    """A finite absurd odom vertical speed (-1e300 m/s) in the fallback: the descent law's
-    acceleration is capped at 2 g, not the thrust limit."""
+@pytest.mark.parametrize('vz', [30.0, 1e300, -1e300])
+def test_an_absurd_speed_latches_and_the_descent_ignores_it(quad, vz):
+    """Odometry vertical speed 30 m/s or +-1e300 m/s while active (finite, beyond
+    max_speed_m_s 5): 'speed' latches in that tick (the policy, whose observation clips at
+    10 m/s, would brake with zero thrust), and the descent levels by attitude with the blind
+    thrust 0.9 m g instead of trusting the reading: never 0, never a full-thrust climb."""
+    airborne(quad)
+    for t in np.arange(0.3, 0.5, 0.01):
+        result = fly(quad, float(t), vz=vz)
+        assert (result.state, result.reason) == ('fallback', 'speed')
+        assert result.command[0] == pytest.approx(0.9 * HOVER_N)
+
+
+def test_an_absurd_body_rate_latches(quad):
+    """A gyro reading of 25 rad/s (beyond max_ang_vel_rad_s 20) latches 'ang_vel'."""
+    airborne(quad)
+    quad.put('odom', odom(0.3))
+    quad.put('imu', Sample({'ang_vel_b': np.array([25.0, 0.0, 0.0])}, 0.3, 0.3))
+    assert quad.step(0.3).reason == 'ang_vel'
+
+
+def test_one_low_sample_in_the_air_does_not_cut_the_motors(quad):
+    """In the fallback at 1.5 m, one odometry sample reading z = 0 (a glitch): the motors stay
+    on; only 3 consecutive fresh samples below ground_height_m mean landed."""
     airborne(quad)
     quad.estop(0.3)
-    thrust = fly(quad, 0.31, vz=-1e300).command[0]
-    assert thrust == pytest.approx(2.0 * HOVER_N, rel=1e-6)
+    fly(quad, 0.3)
+    fly(quad, 0.31, z=0.0)
+    for t in np.arange(0.32, 0.6, 0.01):
+        thrust = fly(quad, float(t)).command[0]
+    assert thrust > 0.5 * HOVER_N
+
+
+def test_re_enabling_in_the_air_soft_starts_from_the_fallback_thrust(quad):
+    """Re-enabled while the fallback holds ~0.24 N in the air: the soft start blends from that
+    thrust, not from 0 (no 0.2 s thrust drop)."""
+    airborne(quad)
+    quad.estop(0.3)
+    fallback_thrust = fly(quad, 0.3).command[0]
+    assert quad.enable(0.31) == (True, '')
+    assert fly(quad, 0.31).command[0] == pytest.approx(fallback_thrust, rel=1e-9)
 
 
 @pytest.mark.parametrize('stream', ['gyro', 'joint_velocity'])
@@ -245,3 +279,59 @@ def test_no_exception_escapes_step(quad):
     assert np.isfinite(result.command).all() and 0.0 < result.command[0] <= 0.55
     quad.put('odom', Sample(None, 0.3, 0.3))
     assert quad.step(0.31).state == 'fallback'
+
+
+@pytest.mark.parametrize('robot', ['quad', 'legged'])
+def test_the_last_resort_reads_no_sensor(robot, request):
+    """Even the fallback and the final clamp raising: the tick returns the profile's last
+    resort (airborne quadrotor: the blind descent thrust; joints: damping, kp 0)."""
+    runtime = request.getfixturevalue(robot)
+    if robot == 'quad':
+        airborne(runtime)
+    else:
+        walk_feed(runtime, 0.0)
+        assert runtime.enable(0.0) == (True, '')
+        runtime.step(0.0)
+
+    def broken(*args):
+        raise RuntimeError('bug')
+    runtime.estop(0.3)
+    runtime.profile.fallback_command = broken
+    runtime.profile.final_clamp = broken
+    result = runtime.step(0.3)
+    assert result.state == 'fallback' and np.isfinite(result.command).all()
+    if robot == 'quad':
+        assert result.command[0] == pytest.approx(0.9 * HOVER_N)
+    else:
+        assert not result.command[12:24].any() and np.all(result.command[24:] == 1.0)
+
+
+def test_a_clock_that_jumped_is_followed_again(quad):
+    """now_s jumps an hour ahead for one tick, then runs on from where it was: 'clock'
+    latches at the step back, and after 3 steady readings the runtime follows the clock
+    again, so good data enables (it was refused for the hour before)."""
+    airborne(quad)
+    fly(quad, 3600.0)
+    assert fly(quad, 0.31).reason == 'clock'
+    for t in np.arange(0.32, 0.5, 0.01):
+        fly(quad, float(t))
+    assert quad.enable(0.5) == (True, '')
+
+
+def test_an_impossible_joint_position_latches(legged):
+    """A calf reading 10 rad (URDF range [-2.72, -0.84]): 'joint_position' latches at once."""
+    walk_feed(legged, 0.0)
+    assert legged.enable(0.0) == (True, '')
+    q = Q0.copy()
+    q[2] = 10.0
+    walk_feed(legged, 0.02, q=q)
+    assert legged.step(0.02).reason == 'joint_position'
+
+
+def test_a_gyro_received_in_the_future_is_not_the_fresher(quad):
+    """With imu_timeout_s 0, an imu sample 'received' 1e6 s ahead does not feed the policy's
+    body rates: the odometry's (fresh) rates do."""
+    quad.params.imu_timeout_s = 0.0
+    quad.put('imu', Sample({'ang_vel_b': np.array([20.0, 20.0, 20.0])}, 0.0, 1e6))
+    quad.put('odom', odom(0.0))
+    np.testing.assert_array_equal(quad.observation(0.0)[0, 15:18], [0.0, 0.0, 0.0])

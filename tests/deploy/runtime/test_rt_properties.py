@@ -101,7 +101,6 @@ def run_sequence(runtime, oracle, codes, make_values, ops, latch, check_command)
     for code in codes:
         rng = np.random.default_rng(code)
         now = max(now + DT_S[rng.integers(len(DT_S))], 0.0)
-        oracle.tick(now)
         op = ops[rng.integers(len(ops))]
         if op == 'healthy':
             puts = [(name, make_values(name, rng, None, True), 'new', now)
@@ -113,11 +112,14 @@ def run_sequence(runtime, oracle, codes, make_values, ops, latch, check_command)
                     for _ in range(BURST[rng.integers(len(BURST))])]
         else:
             puts = []
+            if op == 'enable':
+                oracle.clock(now)
             apply_op(runtime, op, now, lambda: latch(now))
         for k, (stream, values, mode, received) in enumerate(puts):
             sample = Sample(values, clock.stamp(stream, mode, now, k), received)
             runtime.put(stream, sample)
             oracle.put(stream, sample)
+        oracle.clock(now)
         was = runtime.state
         result = runtime.step(now)
         check_command(result, previous)
@@ -133,7 +135,7 @@ def recover(runtime, oracle, now, clock, make_values):
     now = max(now, oracle.now)
     for k in range(5):
         now += 0.01
-        oracle.tick(now)
+        oracle.clock(now)
         for stream in oracle.shapes:
             sample = Sample(make_values(stream, None, None, 'level'),
                             clock.stamp(stream, 'new', now, 0), now)
@@ -141,9 +143,10 @@ def recover(runtime, oracle, now, clock, make_values):
             oracle.put(stream, sample)
         runtime.step(now)
         oracle.end_tick()
+    oracle.clock(now)
     ok, reason = runtime.enable(now)
     assert ok, reason
-    assert runtime.step(now + 0.001).state in ('soft_start', 'active')
+    assert runtime.step(now + 0.001).state in ('soft_start', 'active'), runtime.machine.reason
 
 
 # -- quadrotor ---------------------------------------------------------------------------
@@ -172,6 +175,7 @@ def quad_params(kind, seed):
         command_interface='cmd_vel_legacy' if kind == 'thrust_body_rates' else 'rotor_speeds',
         thrust_max_n=thrust_max, thrust_min_n=rng.uniform(0.0, thrust_max),
         max_body_rate_rad_s=rng.uniform(0.1, 6.0), max_tilt_rad=rng.uniform(0.1, 3.0),
+        max_speed_m_s=rng.uniform(0.5, 20.0), max_ang_vel_rad_s=rng.uniform(1.0, 40.0),
         odom_timeout_s=rng.choice([0.02, 0.05, 0.1]), imu_timeout_s=rng.choice([0.0, 0.05]),
         setpoint_timeout_s=rng.choice([0.0, 0.0, 0.1]), soft_start_s=rng.choice([0.0, 0.2]),
         ground_height_m=rng.uniform(0.0, 0.5), fallback_level_gain=rng.uniform(0.0, 20.0),
@@ -230,12 +234,17 @@ def quad_latch(oracle, params):
     if oracle.tilted('odom', params.max_tilt_rad):
         return True
     pos = oracle.values['odom']['pos_w']
-    return bool(np.any(pos < params.geofence_min_m) or np.any(pos > params.geofence_max_m))
+    if np.any(pos < params.geofence_min_m) or np.any(pos > params.geofence_max_m):
+        return True
+    if not np.linalg.norm(oracle.values['odom']['lin_vel_b']) <= params.max_speed_m_s:
+        return True
+    rates = [oracle.values[s]['ang_vel_b'] for s in ('odom', 'imu') if s in oracle.values]
+    return not all(np.max(np.abs(w)) <= params.max_ang_vel_rad_s for w in rates)
 
 
 def start(runtime, oracle, make_values):
     """Level samples on every stream at t = 0, then enable (which must succeed)."""
-    oracle.tick(0.0)
+    oracle.clock(0.0)
     for stream in oracle.shapes:
         sample = Sample(make_values(stream, None, None, 'level'), 0.0, 0.0)
         runtime.put(stream, sample)
@@ -395,6 +404,9 @@ def joint_latch(oracle, params):
         return True
     if 'imu' in oracle.values and oracle.tilted('imu', params.max_tilt_rad):
         return True
+    q = oracle.values['joint_state']['pos_rad']
+    if np.any(q < URDF_MIN - 0.1) or np.any(q > URDF_MAX + 0.1):   # an encoder fault
+        return True
     return bool(np.any(np.abs(oracle.values['joint_state']['vel_rad_s'])
                        > params.joint_vel_limit_rad_s))
 
@@ -410,11 +422,10 @@ def check_joint_command(result, previous, params, oracle):
         assert not kp.any() and not kd.any()
     elif state == 'fallback' and params.fallback == 'damping':
         assert not kp.any() and np.all(kd == params.damping_kd)
-        if previous is not None:
-            step = np.asarray(params.max_rate_rad_s) / params.rate_hz
-            assert np.all(np.abs(target - previous.command[:3]) <= step * (1 + 1e-9) + 1e-12)
     else:
         np.testing.assert_array_equal(np.concatenate([kp, kd]), params.kp + params.kd)
+    if state == 'fallback' and previous is not None:
+        check_fallback_rate(target, previous.command[:3], params, oracle, kp, kd)
     if state in ('soft_start', 'active'):
         q = oracle.values['joint_state']['pos_rad']
         qd = oracle.values['joint_state']['vel_rad_s']
@@ -424,6 +435,21 @@ def check_joint_command(result, previous, params, oracle):
         torque = np.abs(kp * (target - q) - kd * qd)
         limit = np.asarray(params.torque_limit_nm)
         assert np.all(~both | (torque <= limit * (1 + 1e-9) + 1e-9))
+
+
+def check_fallback_rate(target, previous, params, oracle, kp, kd):
+    """A fallback target moves at most max_rate_rad_s / rate_hz from the previous tick's,
+    unless the torque limit moved it (it outranks the rate limit: the target then sits on a
+    bound of the torque-feasible interval or of the position box)."""
+    step = np.asarray(params.max_rate_rad_s) / params.rate_hz
+    moved = np.abs(target - previous) > step * (1 + 1e-9) + 1e-12
+    if not moved.any():
+        return
+    q, qd = (oracle.values['joint_state'][k] for k in ('pos_rad', 'vel_rad_s'))
+    lo, hi = filters.torque_bounds(q, qd, kp, kd, params.torque_limit_nm)
+    bounds = np.stack([lo, hi, params.pos_min_rad, params.pos_max_rad])
+    on_bound = np.isclose(bounds, target, rtol=1e-9, atol=1e-12).any(axis=0)
+    assert np.all(on_bound[moved]), (target, previous, step)
 
 
 @settings(max_examples=NUM_JOINT, **SETTINGS)

@@ -138,12 +138,16 @@ def test_geofence_latches_and_descends(runtime):
 
 
 def test_fallback_below_ground_height_is_motors_off(runtime):
-    """Estop at z = 0.03 m (< 0.05 m ground height): thrust 0, rates 0, reason estop."""
+    """Estop at z = 0.03 m (< 0.05 m ground height): the third fallback tick with fresh odom
+    below ground switches the motors off (thrust 0, rates 0), reason estop; a single low
+    sample in the air does not (see test_rt_adversarial)."""
     armed(runtime, pos=(0.0, 0.0, 0.03))
     runtime.estop(0.005)
-    feed(runtime, 0.01, pos=(0.0, 0.0, 0.03))
-    result = runtime.step(0.01)
-    assert (result.state, result.reason) == ('fallback', 'estop')
+    for k, t in enumerate((0.01, 0.02, 0.03)):
+        feed(runtime, t, pos=(0.0, 0.0, 0.03))
+        result = runtime.step(t)
+        assert (result.state, result.reason) == ('fallback', 'estop')
+        assert (result.command[0] > 0.0) == (k < 2)
     np.testing.assert_array_equal(result.command, np.zeros(4))
 
 
@@ -205,9 +209,9 @@ def test_ang_vel_comes_from_the_fresher_stream(runtime):
     """Gyro (4, 5, 6) received after odom (1, 2, 3) is used, scaled 0.25; then odom's again."""
     runtime.put('odom', odom(0.0, ang_vel_b=(1.0, 2.0, 3.0)))
     runtime.put('imu', imu(0.001, ang_vel_b=(4.0, 5.0, 6.0)))
-    np.testing.assert_allclose(runtime.observation()[0, 15:18], [1.0, 1.25, 1.5])
+    np.testing.assert_allclose(runtime.observation(0.001)[0, 15:18], [1.0, 1.25, 1.5])
     runtime.put('odom', odom(0.002, ang_vel_b=(1.0, 2.0, 3.0)))
-    np.testing.assert_allclose(runtime.observation()[0, 15:18], [0.25, 0.5, 0.75])
+    np.testing.assert_allclose(runtime.observation(0.002)[0, 15:18], [0.25, 0.5, 0.75])
 
 
 def test_rotor_speeds_soft_start_scales_collective_thrust(

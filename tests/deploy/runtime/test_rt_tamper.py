@@ -134,7 +134,8 @@ def test_a_changed_weight_is_refused_naming_the_graph(shipped, tmp_path):
     weights.flat[0] += 1e-3
     init.CopyFrom(numpy_helper.from_array(weights, init.name))
     onnx.save(variant, str(tmp_path / 'p.onnx'))
-    with pytest.raises(ContractError, match=r'^graph \(operators or weights\): .* altered'):
+    with pytest.raises(ContractError, match=r'^graph \(the model outside its metadata: '
+                                            r'operators, weights, fields\): .* altered'):
         PolicyRunner(tmp_path / 'p.onnx')
 
 
@@ -158,17 +159,41 @@ def test_a_file_without_digest_is_refused_saying_how_to_re_export(shipped, tmp_p
         PolicyRunner(path)
     assert str(info.value).startswith(f'{DIGEST_KEY}: ')
     assert '`sim2real export RUN_DIR`' in str(info.value)
-    assert f'`sim2real export {path}`' in str(info.value)
+    assert f'`sim2real export {path} --trust-graph`' in str(info.value)
 
 
 def test_re_deriving_an_old_file_binds_the_same_graph(shipped, tmp_path):
-    """`sim2real export old.onnx`: the task re-derives the contract, the graph is kept, the
-    written file loads and computes the same actions (max |diff| 0 on 1000 observations)."""
+    """`sim2real export old.onnx --trust-graph`: the task re-derives the contract, the graph
+    is kept byte for byte (same graph SHA-256), and the written file loads and computes the
+    same actions as the original on 1000 observations."""
+    from sim2real.contract_digest import graph_sha256
+    from sim2real.onnx_io import cpu_session
     from sim2real.policy_io import rebind_onnx
-    path = strip_digest(shipped['hover'][0], tmp_path / 'old.onnx')
-    out, max_abs = rebind_onnx(path, tmp_path / 'new.onnx')
-    assert max_abs == 0.0
+    model = shipped['hover'][0]
+    path = strip_digest(model, tmp_path / 'old.onnx')
+    out, graph, vouched = rebind_onnx(path, tmp_path / 'new.onnx', trust_graph=True)
+    assert graph == graph_sha256(model) and vouched == 'unverified (--trust-graph)'
     assert PolicyRunner(out).contract.task == 'quadrotor-hover'
+    obs = np.random.default_rng(0).standard_normal((1000, 30)).astype(np.float32)
+    a, b = (cpu_session(p).run(None, {'obs': obs})[0] for p in (path, out))
+    np.testing.assert_array_equal(a, b)
+
+
+def test_an_old_file_is_not_bound_without_trust(shipped, tmp_path):
+    """An old file whose weights were edited (digest removed): re-binding is refused unless
+    --trust-graph, and then the printed graph SHA-256 differs from the shipped one."""
+    from sim2real.contract_digest import graph_sha256
+    from sim2real.policy_io import rebind_onnx
+    model = onnx.ModelProto()
+    model.CopyFrom(shipped['hover'][0])
+    init = max(model.graph.initializer, key=lambda t: np.prod(t.dims))
+    weights = numpy_helper.to_array(init) * -3.0
+    init.CopyFrom(numpy_helper.from_array(weights, init.name))
+    path = strip_digest(model, tmp_path / 'edited.onnx')
+    with pytest.raises(ContractError, match=r'^graph: .* has no digest.* --trust-graph'):
+        rebind_onnx(path, tmp_path / 'new.onnx')
+    _, graph, _ = rebind_onnx(path, tmp_path / 'new.onnx', trust_graph=True)
+    assert graph != graph_sha256(shipped['hover'][0])
 
 
 def test_re_deriving_refuses_a_contract_the_task_does_not_give(shipped, tmp_path):
@@ -182,7 +207,7 @@ def test_re_deriving_refuses_a_contract_the_task_does_not_give(shipped, tmp_path
             prop.value = json.dumps(edited(raw, ('action', 'params', 'scale'), 'set'))
     path = strip_digest(variant, tmp_path / 'old.onnx')
     with pytest.raises(ContractError, match=r'^action\.params\.scale: the contract in'):
-        rebind_onnx(path, tmp_path / 'new.onnx')
+        rebind_onnx(path, tmp_path / 'new.onnx', trust_graph=True)
 
 
 # -- layer 2: contracts bound by an exporter that got them wrong --------------------------
@@ -213,7 +238,8 @@ PHYSICS = [
      lambda r: r['robot_params']['rotors'].update(thrust_coefficient=3e-8), 'the URDF'),
     ('hover', 'max_body_rate_rad_s',
      lambda r: r['action']['params'].update(max_body_rate_rad_s=3.0), 'only tighten'),
-    ('hover', 'physics_rate_hz', lambda r: r.update(policy_rate_hz=150.0), 'whole multiple'),
+    ('hover', 'robot_params.mass_kg', lambda r: r['robot_params'].update(mass_kg='0.027'),
+     'must be numbers'),
     ('hover', 'action.params.max_body_rate_rad_s',
      lambda r: r['action']['params'].pop('max_body_rate_rad_s'), 'required'),
     ('quadruped', 'robot_params.joint_pos_limits_rad[0]', swap_joints,
@@ -297,5 +323,5 @@ def test_re_deriving_writes_the_bytes_a_fresh_export_writes(tmp_path):
     fresh = export_onnx(tiny_policy(contract.observation_size, 4), contract,
                         tmp_path / 'fresh.onnx')
     old = strip_digest(onnx.load(str(fresh)), tmp_path / 'old.onnx')
-    rebind_onnx(old, tmp_path / 'again.onnx')
+    rebind_onnx(old, tmp_path / 'again.onnx', trust_graph=True)
     assert (tmp_path / 'again.onnx').read_bytes() == fresh.read_bytes()
