@@ -159,13 +159,17 @@ setup(
             'mujoco-warp>=4.0,<5',
             'warp-lang>=1.19',
         ],
+        'rsl_rl': [
+            # sim2real/mdp/rsl_rl_env.py: rsl_rl's OnPolicyRunner on our envs (brings tensordict)
+            'rsl-rl-lib>=5.5,<6',
+        ],
         'dev': [
             'pytest',
             'hypothesis',
             'flake8',
             'flake8-quotes',
             'stable-baselines3',
-            'rsl-rl-lib>=5.5,<6',  # bench/ppo_update.py: the reference PPO update
+            'rsl-rl-lib>=5.5,<6',  # bench/ppo_update.py's reference PPO; the adapter's tests
             'onnxscript',  # torch.onnx.export's dynamo exporter needs it
             # tests/test_packaging.py builds with --no-build-isolation
             'setuptools>=68',

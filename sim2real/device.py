@@ -54,6 +54,18 @@ def set_rng_state(state: torch.Tensor, device: str | torch.device) -> None:
         torch.set_rng_state(state)
 
 
+def tree_to(value, device: str | torch.device):
+    """value with every tensor in its dicts, lists and tuples moved to device (no copy of
+    those already there)."""
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, dict):
+        return {key: tree_to(item, device) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(tree_to(item, device) for item in value)
+    return value
+
+
 def to_floats(values: dict[str, torch.Tensor | float]) -> dict[str, float]:
     """Python floats of scalar tensors (and floats), copied to the host in one transfer.
 

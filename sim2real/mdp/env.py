@@ -8,17 +8,29 @@ import logging
 
 import torch
 
-from sim2real.device import generator, on_device, to_floats
+from sim2real.device import generator, on_device, to_floats, tree_to
 from sim2real.mdp.cfg import EnvCfg
 from sim2real.mdp.managers import (
     EventManager, ObservationManager, RewardManager, TerminationManager)
 from sim2real.sim.backend import check_backend_device
+from sim2real.sim.state import Stateful, StateError
 
 log = logging.getLogger(__name__)
 
+ENV_STATE_FORMAT = 'sim2real.env_state/1'
 
-class RLEnv:
-    """Vectorized environment with automatic reset (the rsl_rl-style VecEnv protocol)."""
+
+class RLEnv(Stateful):
+    """Vectorized environment with automatic reset (the rsl_rl-style VecEnv protocol).
+
+    state_dict() captures everything that decides the coming steps (simulation and model
+    fields of every env, term and manager state, timers, generator, the last observations);
+    load_state_dict() into an env of the same configuration continues bit-identically.
+    """
+
+    STATE = ('episode_length', 'episode_return', 'rng', '_obs')
+    CHILDREN = ('scene', 'commands', 'action_term', 'observations', 'rewards',
+                'terminations', 'events', 'metrics')
 
     def __init__(self, cfg: EnvCfg):
         """Build scene, commands, action term and managers; apply startup events; reset."""
@@ -41,7 +53,8 @@ class RLEnv:
         self.episode_length = torch.zeros(self.num_envs, dtype=torch.long)
         self.episode_return = torch.zeros(self.num_envs)
         self.record_final_obs = False
-        """When True, step() puts the finished episodes' last policy obs in extras."""
+        """When True, step() puts the finished episodes' last (undelayed) policy obs in
+        extras['final_obs'] and their per-env statistics in extras['final_episode']."""
         self.events = EventManager(self, cfg.events)
         self.rewards = RewardManager(self, cfg.rewards, cfg.only_positive_rewards)
         self.terminations = TerminationManager(self, cfg.terminations)
@@ -56,6 +69,27 @@ class RLEnv:
     def command(self, name: str):
         """The command term called name."""
         return self.commands[name]
+
+    def get_observations(self) -> dict[str, torch.Tensor]:
+        """The observations of the last reset or step, (N, D) per group."""
+        return self._obs
+
+    def state_dict(self) -> dict:
+        """The env's full state as plain data (loadable with torch.load(weights_only=True))."""
+        return {'format': ENV_STATE_FORMAT, 'task': self.cfg.task, 'num_envs': self.num_envs,
+                **super().state_dict()}
+
+    @on_device
+    def load_state_dict(self, state: dict) -> None:
+        """Continue from a state_dict() of an env of the same configuration; StateError
+        names the component whose state does not fit."""
+        state = dict(state)
+        found = (state.pop('format', None), state.pop('task', None), state.pop('num_envs', None))
+        expected = (ENV_STATE_FORMAT, self.cfg.task, self.num_envs)
+        for what, saved, own in zip(('format', 'task', 'number of envs'), found, expected):
+            if saved != own:
+                raise StateError(f'the env state has {what} {saved!r}, this env {own!r}')
+        super().load_state_dict(tree_to(state, self.device))
 
     @property
     def episode_time_s(self) -> torch.Tensor:
@@ -72,6 +106,33 @@ class RLEnv:
         self.observations.reset(ids)
         self._obs = self.observations.compute()
         return self._obs
+
+    @on_device
+    def reset_envs(self, env_ids: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Reset only env_ids now, ending their episodes unlogged; returns the observations,
+        the other envs' rows as last returned (the other envs are not touched)."""
+        env_ids = torch.as_tensor(env_ids, dtype=torch.long, device=self.device)
+        self._reset_idx(env_ids)
+        self.rewards.reset(env_ids)   # no episode sums carried into the next episode's log
+        self.observations.reset(env_ids)
+        fresh = self.observations.compute()
+        mask = torch.zeros(self.num_envs, dtype=torch.bool)
+        mask[env_ids] = True
+        self._obs = {g: torch.where(mask[:, None], fresh[g], self._obs[g]) for g in fresh}
+        return self._obs
+
+    @on_device
+    def reseed(self, seed: int) -> dict[str, torch.Tensor]:
+        """Restart every env from seed alone: reseed, re-draw the startup events, reset.
+
+        Envs of one config built with different seeds then run identical episodes (except
+        what the scene fixed at construction: the rough terrain and its curriculum levels).
+        Startup events draw relative to the model's defaults, so re-drawing never drifts.
+        reset(seed), which the training runner calls, keeps the startup draws instead.
+        """
+        self.rng.manual_seed(seed)
+        self.events.apply('startup')
+        return self.reset_envs(torch.arange(self.num_envs))
 
     @on_device
     def step(self, actions: torch.Tensor):
@@ -96,12 +157,24 @@ class RLEnv:
         if len(done_ids) > 0:
             if self.record_final_obs:
                 extras['final_obs'] = self.observations.compute_group('policy')
+                extras['final_episode'] = self._final_episode(done_ids)
             extras['log'] = self._episode_log(done_ids, terminated)
             self._reset_idx(done_ids)
             self.observations.reset(done_ids)
         self.events.step_intervals(self.step_dt_s)
         self._obs = self.observations.compute()
         return self._obs, rewards, terminated, truncated, extras
+
+    def _final_episode(self, env_ids: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Per-env statistics of the episodes of env_ids that just ended, (len(env_ids),)
+        each: return, length [policy steps], reward term sums, termination terms."""
+        out = {'episode/return': self.episode_return[env_ids],
+               'episode/length': self.episode_length[env_ids]}
+        for name, value in self.rewards.episode_sums.items():
+            out[f'reward/{name}'] = value[env_ids]
+        for name, value in self.terminations.last.items():
+            out[f'termination/{name}'] = value[env_ids]
+        return out
 
     def _episode_log(self, env_ids: torch.Tensor, terminated: torch.Tensor) -> dict:
         """Statistics of the episodes that just ended."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from sim2real.mdp.cfg import EventTermCfg, ObsGroupCfg, RewardTermCfg, TerminationTermCfg
+from sim2real.sim.state import Stateful
 
 
 class TermError(RuntimeError):
@@ -40,8 +41,11 @@ def _term_key(term) -> tuple | None:
     return key
 
 
-class ObservationManager:
+class ObservationManager(Stateful):
     """Computes observation groups with scaling, clipping, noise and per-env delay."""
+
+    STATE = ('_delay', '_previous')
+    NOT_STATE = ('env',)
 
     def __init__(self, env, groups: dict[str, ObsGroupCfg]):
         """Resolve term sizes by calling each term once."""
@@ -113,8 +117,11 @@ class ObservationManager:
         return out
 
 
-class RewardManager:
+class RewardManager(Stateful):
     """Sums weight * dt * term, keeps per-term episode sums for logging."""
+
+    STATE = ('_sums',)
+    NOT_STATE = ('env', 'episode_sums', '_weights')   # views of _sums; weight * dt cache
 
     def __init__(self, env, terms: dict[str, RewardTermCfg], only_positive: bool = False):
         """Terms with zero weight are dropped; only_positive clips each step's total at 0."""
@@ -147,8 +154,11 @@ class RewardManager:
         return {f'reward/{name}': m for name, m in zip(self.terms, means)}
 
 
-class TerminationManager:
+class TerminationManager(Stateful):
     """Evaluates termination terms; separates true terminations from time-outs."""
+
+    STATE = ('last',)
+    NOT_STATE = ('env',)
 
     def __init__(self, env, terms: dict[str, TerminationTermCfg]):
         """Keep the ordered terms."""
@@ -171,8 +181,11 @@ class TerminationManager:
         return terminated, truncated & ~terminated
 
 
-class EventManager:
+class EventManager(Stateful):
     """Runs randomization events in startup, reset and interval modes."""
+
+    STATE = ('_time_left_s',)
+    NOT_STATE = ('env',)
 
     def __init__(self, env, terms: dict[str, EventTermCfg]):
         """Group terms by mode and draw the first interval times."""

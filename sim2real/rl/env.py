@@ -14,6 +14,12 @@ class VecEnv(Protocol):
     already belong to the next episode. extras['log'] (optional) maps names such as
     'episode/return' or 'episode/success' to floats averaged over the episodes that ended this
     step; it is absent or empty when none ended.
+
+    Optionally, the state protocol: state_dict() (the env's full state as plain data),
+    load_state_dict(state) and get_observations() (those of the last reset or step). With
+    it the runner's checkpoints hold the env's state and a resumed run continues the
+    episodes in flight exactly (sim2real.mdp.env.RLEnv has it); without it a resumed env is
+    reset with seed + iteration.
     """
 
     num_envs: int

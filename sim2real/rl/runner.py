@@ -24,13 +24,15 @@ from sim2real.rl.checkpoint import (
 from sim2real.rl.curves import plot_curves
 from sim2real.rl.env import VecEnv
 from sim2real.rl.ppo import PPO, PPOCfg
+from sim2real.sim.state import StateError
 
 if TYPE_CHECKING:
     from torch.utils.tensorboard import SummaryWriter
 
 logger = logging.getLogger(__name__)
 
-CHECKPOINT_FORMAT = 'sim2real.rl.checkpoint/1'
+CHECKPOINT_FORMAT = 'sim2real.rl.checkpoint/2'
+"""/2 adds env_state (absent where the env has no state protocol) and segments."""
 _REQUIRED_KEYS = ('model', 'optimizer', 'learning_rate', 'iteration', 'env_steps',
                   'torch_rng_state', 'generator_state', 'history')
 _OWN_KEYS = ('iteration', 'env_steps')
@@ -61,6 +63,13 @@ class RunnerCfg:
     the env steps on its own setting, so the simulation threads keep the cores to themselves."""
 
 
+def has_state_protocol(env) -> bool:
+    """Whether env can save and restore its state (state_dict, load_state_dict,
+    get_observations), so that a resumed run continues its episodes."""
+    return all(callable(getattr(env, name, None))
+               for name in ('state_dict', 'load_state_dict', 'get_observations'))
+
+
 @contextlib.contextmanager
 def torch_threads(num_threads: int | None):
     """Run the body on num_threads torch intra-op threads (None: as set), then restore."""
@@ -79,11 +88,16 @@ class OnPolicyRunner:
     """Train a PPO agent on a VecEnv (see sim2real.rl.env) and manage run_dir.
 
     run_dir receives tb/ (TensorBoard events), checkpoints/model_{iteration:06d}.pt and
-    curves.png. Resuming restores model, optimizer, normalizers, learning rate, RNG states and
-    the metric history, but not the environment: it is reset with seed + iteration, so a
-    resumed run matches an uninterrupted one only if the env's state at that iteration
-    boundary equals a fresh reset. torch's global RNG state is kept per runner between
-    learn() calls and restored on entry, so interleaved runners stay reproducible.
+    curves.png. A checkpoint holds model, optimizer, normalizers, learning rate, RNG states,
+    the metric history, the wall-clock segments and, when the env has the state protocol
+    (state_dict, load_state_dict, get_observations; RLEnv has it), the env's full state at
+    that iteration boundary. Resuming from it continues the episodes in flight, so a run
+    killed at any moment and resumed ends bit-identical to the uninterrupted run of the same
+    seed on the same machine. Without env state (an env without the protocol, or a
+    checkpoint older than format /2) the env is reset with seed + iteration instead, which
+    a warning says is not an exact continuation. A second learn() call continues the
+    episodes too. torch's global RNG state is kept per runner between learn() calls and
+    restored on entry, so interleaved runners stay reproducible.
     """
 
     def __init__(
@@ -105,6 +119,10 @@ class OnPolicyRunner:
         self.iteration = 0
         self.env_steps = 0
         self.history: list[dict[str, float]] = []
+        self.segments: list[dict] = []
+        """Finished stretches of training: start_iteration, end_iteration, wall_s [s]."""
+        self._segment: tuple[int, float] | None = None   # (start iteration, monotonic s)
+        self._obs: dict[str, torch.Tensor] | None = None   # the env's at the last boundary
         # torch's global RNG between learn() calls, so other code (or another runner) using it
         # in the meantime cannot change this run's action noise
         self.rng_state = get_rng_state(self.device)
@@ -112,13 +130,25 @@ class OnPolicyRunner:
 
     def state_dict(self) -> dict:
         """Return the full training state, loadable with weights_only=True."""
-        return {
+        state = {
             'format': CHECKPOINT_FORMAT, **self.ppo.state_dict(),
             'iteration': self.iteration, 'env_steps': self.env_steps,
             'torch_rng_state': get_rng_state(self.device) if self._learning else self.rng_state,
             'generator_state': self.generator.get_state(),
-            'config': self.config, 'history': self.history,
+            'config': self.config, 'history': self.history, 'segments': self._all_segments(),
         }
+        if has_state_protocol(self.env):
+            state['env_state'] = self.env.state_dict()
+        return state
+
+    def _all_segments(self) -> list[dict]:
+        """The finished segments and, while learning, the current one up to now."""
+        segments = [dict(s) for s in self.segments]
+        if self._segment is not None and self.iteration > self._segment[0]:
+            segments.append({'start_iteration': self._segment[0],
+                             'end_iteration': self.iteration,
+                             'wall_s': time.monotonic() - self._segment[1]})
+        return segments
 
     def save(self) -> Path:
         """Save a checkpoint for the current iteration, prune old ones, redraw curves.png."""
@@ -140,7 +170,30 @@ class OnPolicyRunner:
         self.rng_state = state['torch_rng_state']
         self.generator.set_state(state['generator_state'])
         self.history = list(state['history'])
+        self.segments = [dict(s) for s in state.get('segments', [])]
+        self._obs = self._load_env_state(state, path)
         logger.info('resumed from %s at iteration %d', path, self.iteration)
+
+    def _load_env_state(self, state: dict, path) -> dict[str, torch.Tensor] | None:
+        """Restore the env's state from a checkpoint; its observations, or None (warned)
+        when the checkpoint or the env has no env state and the env will be reset."""
+        if 'env_state' not in state:
+            why = ('its env had no state protocol' if 'segments' in state else
+                   f'format {state.get("format")}, older than exact resume; the wall time '
+                   'before it is not known')
+            logger.warning('%s holds no env state (%s): the envs restart their episodes '
+                           '(reset with seed + iteration), so the run will not end exactly '
+                           'where an uninterrupted one would', path, why)
+            return None
+        if not has_state_protocol(self.env):
+            logger.warning('%s holds env state, but %s cannot load it: the envs are reset '
+                           'with seed + iteration', path, type(self.env).__name__)
+            return None
+        try:
+            self.env.load_state_dict(state['env_state'])
+        except StateError as exc:
+            raise StateError(f'checkpoint {path}: {exc}') from exc
+        return self.env.get_observations()
 
     def _collect(self, obs: dict[str, torch.Tensor]) -> tuple[dict, dict[str, float]]:
         """Run one rollout into PPO's storage; return the last obs and the episode stats.
@@ -167,8 +220,11 @@ class OnPolicyRunner:
 
         stop_when(entry) is called with each iteration's logged metrics; True ends training.
 
-        With resume=True the newest checkpoint in run_dir is loaded first (none: start fresh).
+        With resume=True the newest checkpoint in run_dir is loaded first (none: start fresh)
+        and the env continues from its saved state (see the class docstring).
         The wall-clock limit is checked after each iteration; a checkpoint is saved at the end.
+        The summary's wall_s and steps_per_s cover every segment of the run (each learn()
+        call, resumed or not, up to its last checkpoint when it was killed).
         """
         if resume:
             path = latest_checkpoint(self.run_dir)
@@ -179,7 +235,8 @@ class OnPolicyRunner:
         from torch.utils.tensorboard import SummaryWriter  # heavy import, only when training
 
         total = self.cfg.max_iterations if max_iterations is None else max_iterations
-        start_s, start_steps = time.monotonic(), self.env_steps
+        self._segment = (self.iteration, time.monotonic())
+        deadline_s = None if max_seconds is None else self._segment[1] + max_seconds
         writer = SummaryWriter(str(self.run_dir / 'tb'), purge_step=self.iteration or None)
         bar = tqdm(total=total, initial=self.iteration, unit='it', desc='ppo',
                    disable=not self.cfg.progress_bar, dynamic_ncols=True)
@@ -187,27 +244,34 @@ class OnPolicyRunner:
         self._learning = True
         try:
             with logging_redirect_tqdm():
-                self._train(total, start_s + max_seconds if max_seconds is not None else None,
-                            writer, bar, stop_when)
+                self._train(total, deadline_s, writer, bar, stop_when)
         finally:
             self.rng_state = get_rng_state(self.device)
             self._learning = False
             bar.close()
             writer.close()
-        wall_s = time.monotonic() - start_s
-        return self._summary(wall_s, self.env_steps - start_steps)
+            self.segments = self._all_segments()
+            self._segment = None
+        return self._summary()
 
     def _train(
         self, total: int, deadline_s: float | None, writer: SummaryWriter, bar: tqdm,
         stop_when: Callable[[dict], bool] | None = None,
     ) -> None:
-        """Reset the env and run iterations until total or the monotonic deadline, then save."""
+        """Run iterations until total or the monotonic deadline, then save; the env continues
+        from the last boundary (resumed or in this process), else it is reset."""
         batch_steps = self.env.num_envs * self.ppo.cfg.num_steps_per_env
         start_iteration, saved_at = self.iteration, None
-        obs = self.env.reset(seed=self.cfg.seed + self.iteration)
+        obs = self._obs
+        if obs is None:
+            obs = self.env.reset(seed=self.cfg.seed + self.iteration)
+        elif has_state_protocol(self.env):   # the env's own, had anything reset it since
+            obs = self.env.get_observations()
         while self.iteration < total:
             tic = time.monotonic()
+            self._obs = None   # the env leaves the boundary
             obs, episode_stats = self._collect(obs)
+            self._obs = obs
             collect_s = time.monotonic() - tic
             metrics = self._update()
             learn_s = time.monotonic() - tic - collect_s
@@ -262,13 +326,18 @@ class OnPolicyRunner:
             entry['train/approx_kl'], entry['train/learning_rate'], entry['perf/steps_per_s'],
         )
 
-    def _summary(self, wall_s: float, steps_this_call: int) -> dict:
-        """Return iterations, env_steps, wall_s, steps_per_s, final_return and episode stats."""
+    def _summary(self) -> dict:
+        """Return iterations, env_steps, wall_s and steps_per_s over all segments, the
+        segments, final_return and the last episode statistics."""
         returns = [e['episode/return'] for e in self.history if 'episode/return' in e]
         window = returns[-self.cfg.summary_window:]
+        wall_s = sum(s['wall_s'] for s in self.segments)
+        iterations = sum(s['end_iteration'] - s['start_iteration'] for s in self.segments)
+        batch_steps = self.env.num_envs * self.ppo.cfg.num_steps_per_env
         summary = {
             'iterations': self.iteration, 'env_steps': self.env_steps, 'wall_s': wall_s,
-            'steps_per_s': steps_this_call / max(wall_s, 1e-9),
+            'steps_per_s': iterations * batch_steps / max(wall_s, 1e-9),
+            'segments': [dict(s) for s in self.segments],
             'final_return': sum(window) / len(window) if window else None,
         }
         for entry in self.history:

@@ -4,7 +4,8 @@ Two backends share it: ``mujoco`` (``mujoco.batch.Batch``, CPU threads, float64)
 ``mjwarp`` (MuJoCo Warp, float32, Warp's CUDA or CPU device; ``sim2real/sim/mjwarp.py``).
 State arrays (qpos, qvel, ctrl, xfrc_applied, sensordata) are the backend's live memory
 wrapped as torch tensors, so reads and writes cost no copy. Per-environment physical
-parameters are per-simulation model fields (``expand``).
+parameters are per-simulation model fields (``expand``). ``state_dict()`` and
+``load_state_dict()`` save and restore all of it, for an exact resume (sim2real/sim/state.py).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import numpy as np
 import torch
 
 from sim2real import terms
+from sim2real.sim.state import load_array, check_keys, StateError
 
 log = logging.getLogger(__name__)
 
@@ -33,8 +35,8 @@ class FloatingBaseBackend:
     """Root-state views and divergence handling shared by the backends.
 
     Subclasses set model, num_envs, physics_dt_s and the torch views qpos, qvel, ctrl,
-    xfrc_applied, sensordata (N, ...), and implement reset, expand, set_const, simulate and
-    copy_to_host.
+    xfrc_applied, sensordata (N, ...), and implement reset, expand, set_const, simulate,
+    copy_to_host, state_dict and load_state_dict.
     """
 
     name = ''
@@ -70,13 +72,13 @@ class FloatingBaseBackend:
         (body frame)."""
         finite = self.recover_nonfinite(env_ids)
         rows = slice(None) if env_ids is None else env_ids
-        quat_w = self.root_quat_w[rows].float()
+        quat_w = float32_copy(self.root_quat_w[rows])
         rotmat_wb = terms.quat_to_rotmat(quat_w)
-        lin_vel_w = self.root_lin_vel_w[rows].float()
-        return {'finite': finite, 'pos_w': self.root_pos_w[rows].float(), 'quat_w': quat_w,
+        lin_vel_w = float32_copy(self.root_lin_vel_w[rows])
+        return {'finite': finite, 'pos_w': float32_copy(self.root_pos_w[rows]), 'quat_w': quat_w,
                 'rotmat_wb': rotmat_wb, 'lin_vel_w': lin_vel_w,
                 'lin_vel_b': terms.rotate_world_to_body(rotmat_wb, lin_vel_w),
-                'ang_vel_b': self.root_ang_vel_b[rows].float()}
+                'ang_vel_b': float32_copy(self.root_ang_vel_b[rows])}
 
     def write_root_state(self, env_ids: torch.Tensor, pos_w: torch.Tensor,
                          quat_w: torch.Tensor, lin_vel_w: torch.Tensor,
@@ -165,6 +167,56 @@ class MujocoBatchBackend(FloatingBaseBackend):
         self._update_const()
         self.batch.get_data(env_id, data)
         return self.batch.get_model(env_id)
+
+    def state_dict(self) -> dict:
+        """Every simulation's full integration state (mjSTATE_INTEGRATION: time, qpos, qvel,
+        act, qacc_warmstart, ctrl, applied forces, ...), the per-simulation model fields
+        (randomized ones and the constants set_const derived from them) and the pending
+        set_const marks, as torch tensors."""
+        fields = {}
+        for name in sorted(mujoco.batch.MODEL_FIELDS):
+            values = self.batch.expanded(name)
+            if values is not None:
+                fields[name] = torch.from_numpy(values.copy())
+        return {'backend': self.name,
+                'integration_state': torch.from_numpy(self.batch.state.copy()),
+                'model_fields': fields, 'const_stale': torch.from_numpy(self._const_stale.copy())}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Write a state_dict() of a batch of the same model and size into this one."""
+        check_keys('MujocoBatchBackend', state,
+                   ('backend', 'integration_state', 'model_fields', 'const_stale'))
+        if state['backend'] != self.name:
+            raise StateError(f'the state was saved by the "{state["backend"]}" backend, '
+                             f'this env runs "{self.name}"')
+        load_array(self.batch.state, state['integration_state'].numpy(),
+                   'MujocoBatchBackend.integration_state')
+        saved = state['model_fields']
+        unknown = sorted(set(saved) - mujoco.batch.MODEL_FIELDS)
+        if unknown:
+            raise StateError(f'MujocoBatchBackend: the state holds unknown model fields {unknown}')
+        for name in sorted(mujoco.batch.MODEL_FIELDS):
+            if name in saved:
+                load_array(self.batch.expand(name), saved[name].numpy(),
+                           f'MujocoBatchBackend.model_fields[{name!r}]')
+            elif self.batch.expanded(name) is not None:   # shared in the saved batch
+                self.batch.expand(name)[...] = _shared_value(self.model, name)
+        load_array(self._const_stale, state['const_stale'].numpy(),
+                   'MujocoBatchBackend.const_stale')
+
+
+def _shared_value(model: mujoco.MjModel, field: str):
+    """The batch model's value of a model field ('opt.<name>' for MjOption fields)."""
+    if field.startswith('opt.'):
+        return getattr(model.opt, field[4:])
+    return getattr(model, field)
+
+
+def float32_copy(values: torch.Tensor) -> torch.Tensor:
+    """A float32 copy of simulation state, never a view of it: on the float32 mjwarp backend
+    .float() returns the live memory itself, so derived state (and a 'previous' value kept
+    from it) would change with the next physics step, and writing to it would write qpos."""
+    return values.to(torch.float32, copy=True)
 
 
 def store_derived(owner, values: dict[str, torch.Tensor],

@@ -11,9 +11,14 @@ from __future__ import annotations
 
 from array_api_compat import array_namespace
 
+from sim2real.sim.state import Stateful
 
-class DelayBuffer:
+
+class DelayBuffer(Stateful):
     """Values of shape (num_envs, *shape) delayed by a per-env whole number of ticks."""
+
+    STATE = ('_history', 'delay_ticks', '_head')
+    NOT_STATE = ('_rows',)   # arange(num_envs)
 
     def __init__(self, num_envs: int, shape: tuple[int, ...], max_delay_ticks: int, xp, dtype,
                  device=None):

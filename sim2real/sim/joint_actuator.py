@@ -28,6 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 from array_api_compat import array_namespace
 
+from sim2real.sim.state import Stateful
+
 PerJoint = float | tuple[float, ...]
 
 
@@ -62,8 +64,11 @@ def torque_speed_limits(qd_rad_s, stall_torque_nm, no_load_speed_rad_s, effort_l
     return lo, hi
 
 
-class JointActuator:
+class JointActuator(Stateful):
     """Per-env PD motors with randomizable gains and strength, evaluated every physics step."""
+
+    STATE = ('kp_scale', 'kd_scale', 'strength', 'target_rad', 'torque_nm')
+    NOT_STATE = ('kp_nm_per_rad', 'kd_nm_s_per_rad', 'effort_limit_nm', '_envelope')   # nominal
 
     def __init__(self, cfg: JointActuatorCfg, num_envs: int, num_joints: int, xp, dtype,
                  device=None):

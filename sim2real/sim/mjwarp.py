@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 from sim2real.sim.backend import FloatingBaseBackend
+from sim2real.sim.state import check_keys, load_array, StateError
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,11 @@ log = logging.getLogger(__name__)
 # (otherwise every world would write one shared row)
 _SET_CONST_OUTPUTS = ('body_subtreemass', 'body_invweight0', 'dof_invweight0',
                       'tendon_invweight0', 'actuator_acc0')
+# Data fields of MuJoCo's mjSTATE_INTEGRATION (mj_getState), as MuJoCo Warp names them: with
+# the per-world model fields, everything a step reads that it does not compute itself
+_STATE_FIELDS = ('time', 'qpos', 'qvel', 'act', 'history', 'plastic', 'qacc_warmstart', 'ctrl',
+                 'qfrc_applied', 'xfrc_applied', 'eq_active', 'mocap_pos', 'mocap_quat',
+                 'userdata')
 CONTACTS_PER_WORLD = 32
 """Contact slots per simulation (a standing quadruped has 4; margin for falls)."""
 CONSTRAINT_ROWS_PER_WORLD = 192
@@ -93,6 +99,8 @@ class MjwarpBackend(FloatingBaseBackend):
         self.sensordata = wp.to_torch(d.sensordata)
         self._batchable = _batched_fields(mjw)
         self._views: dict[str, torch.Tensor] = {}
+        self._shared_rows: dict[str, np.ndarray] = {}
+        """The shared row of each model field made per-world, by name."""
         self._graph = None
         self._const_stale = False
 
@@ -119,7 +127,8 @@ class MjwarpBackend(FloatingBaseBackend):
         old = getattr(self.wmodel, name, None)
         if old is None or name not in self._batchable or old.shape[0] == self.num_envs:
             return
-        rows = np.repeat(old.numpy()[:1], self.num_envs, axis=0)
+        self._shared_rows[name] = old.numpy()[:1].copy()
+        rows = np.repeat(self._shared_rows[name], self.num_envs, axis=0)
         setattr(self.wmodel, name, wp.array(rows, dtype=old.dtype, device=self.wp_device))
         self._graph = None   # a captured step holds the old array's address
 
@@ -160,3 +169,45 @@ class MjwarpBackend(FloatingBaseBackend):
         data.qpos[:] = self.qpos[env_id].double().cpu().numpy()
         data.qvel[:] = self.qvel[env_id].double().cpu().numpy()
         return self.model
+
+    def _state_arrays(self) -> dict[str, torch.Tensor]:
+        """Torch views of the integration-state fields this model has (empty ones left out)."""
+        out = {}
+        for name in _STATE_FIELDS:
+            array = getattr(self.wdata, name, None)
+            if array is not None and array.size > 0:
+                out[name] = self._wp.to_torch(array)
+        return out
+
+    def state_dict(self) -> dict:
+        """Every world's integration state (the fields of mjSTATE_INTEGRATION), the per-world
+        model fields and the pending set_const mark, as torch tensors on the device."""
+        fields = {name: self._wp.to_torch(getattr(self.wmodel, name)).clone()
+                  for name in sorted(self._shared_rows)}
+        return {'backend': self.name,
+                'data': {name: v.clone() for name, v in self._state_arrays().items()},
+                'model_fields': fields, 'const_stale': self._const_stale}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Write a state_dict() of worlds of the same model and count into these."""
+        check_keys('MjwarpBackend', state, ('backend', 'data', 'model_fields', 'const_stale'))
+        if state['backend'] != self.name:
+            raise StateError(f'the state was saved by the "{state["backend"]}" backend, '
+                             f'this env runs "{self.name}"')
+        arrays = self._state_arrays()
+        check_keys('MjwarpBackend.data', state['data'], tuple(arrays))
+        for name, view in arrays.items():
+            load_array(view, state['data'][name], f'MjwarpBackend.data[{name!r}]')
+        saved = state['model_fields']
+        unknown = sorted(set(saved) - self._batchable)
+        if unknown:
+            raise StateError(f'MjwarpBackend: the state holds unknown model fields {unknown}')
+        for name in sorted(set(saved) | set(self._shared_rows)):
+            self._per_world(name)
+            view = self._wp.to_torch(getattr(self.wmodel, name))
+            if name in saved:
+                load_array(view, saved[name], f'MjwarpBackend.model_fields[{name!r}]')
+            else:   # shared in the saved worlds
+                view.copy_(torch.as_tensor(self._shared_rows[name]).expand_as(view))
+        self._views.clear()   # _per_world may have replaced arrays
+        self._const_stale = bool(state['const_stale'])

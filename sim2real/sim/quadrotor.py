@@ -11,7 +11,9 @@ from dataclasses import dataclass
 import numpy as np
 from array_api_compat import array_namespace
 
-from sim2real.sim.rotors import RotorParams, allocation_matrix
+from sim2real.sim.rotors import allocation_matrix
+from sim2real.sim.state import Stateful
+from sim2real.urdf import RotorParams
 
 
 @dataclass
@@ -29,8 +31,11 @@ def motor_lag(speed_rad_s, command_rad_s, dt_s: float, time_constant_s):
     return speed_rad_s + alpha * (command_rad_s - speed_rad_s)
 
 
-class QuadrotorActuator:
+class QuadrotorActuator(Stateful):
     """Turns actuator commands into rotor thrusts written to MuJoCo's ctrl, every substep."""
+
+    STATE = ('speed_rad_s', 'command', 'thrust_scale', 'time_constant_s')
+    NOT_STATE = ('_mix', '_inertia', '_kp')   # nominal constants
 
     def __init__(self, rotors: RotorParams, inertia_kg_m2, num_envs: int, xp, dtype,
                  rate_cfg: RateControllerCfg | None = None):

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from array_api_compat import array_namespace
 
+from sim2real.sim.state import Stateful
+
 TERRAIN_TYPES = ('flat', 'slope_up', 'slope_down', 'rough', 'stairs_up', 'stairs_down',
                  'obstacles')
 
@@ -278,7 +280,7 @@ def _randint(generator, high: int, count: int):
     return torch.randint(0, high, (count,), generator=generator, device=generator.device)
 
 
-class TerrainCurriculum:
+class TerrainCurriculum(Stateful):
     """Per-env terrain level (difficulty row) and column, moved by how far each env walked.
 
     legged_gym's game-inspired curriculum: an env that walked more than half a tile in its
@@ -286,6 +288,9 @@ class TerrainCurriculum:
     one level down (not below 0), and one promoted past the top level restarts on a random
     level, so the hardest tiles never hoard the population.
     """
+
+    STATE = ('level', '_generator')
+    NOT_STATE = ('origins_w', 'col')   # fixed by the terrain and the batch size
 
     def __init__(self, origins_w, num_envs: int, max_init_level: int, generator):
         """Spawn points (levels, cols, 3) (torch or numpy), batch size, highest start level."""

@@ -5,10 +5,14 @@ from __future__ import annotations
 import torch
 
 from sim2real.contract import ActionSpec
+from sim2real.sim.state import Stateful
 
 
-class _DelayedAction:
+class _DelayedAction(Stateful):
     """Clips policy outputs, keeps the last one, and delays it 0..max ticks per env."""
+
+    STATE = ('last_action', '_history', '_delay')
+    NOT_STATE = ('env', 'scene', '_rows')
 
     size = 4
     kind = ''

@@ -6,6 +6,8 @@ import math
 
 import torch
 
+from sim2real.sim.state import Stateful
+
 
 def _uniform(lo, hi, shape, rng) -> torch.Tensor:
     """Samples of U(lo, hi) with per-column bounds (sequences of length shape[-1])."""
@@ -14,8 +16,11 @@ def _uniform(lo, hi, shape, rng) -> torch.Tensor:
     return lo + (hi - lo) * torch.rand(shape, generator=rng)
 
 
-class HoverTarget:
+class HoverTarget(Stateful):
     """A target position drawn at reset, held for the episode."""
+
+    STATE = ('pos_w', 'vel_w')
+    NOT_STATE = ('env',)
 
     def __init__(self, env, pos_range_w: tuple = ((-1.0, -1.0, 1.0), (1.0, 1.0, 2.0))):
         """pos_range_w: (low xyz, high xyz) of the target box [m; world frame]."""
@@ -37,6 +42,8 @@ class HoverTarget:
 
 class SmoothTrajectory(HoverTarget):
     """Sum of sinusoids per axis around a random centre: p(t) = c + sum A sin(2 pi f t + phi)."""
+
+    STATE = HoverTarget.STATE + ('centre_w', '_amp', '_omega', '_phase')
 
     def __init__(self, env, pos_range_w: tuple = ((-0.5, -0.5, 1.2), (0.5, 0.5, 1.8)),
                  num_harmonics: int = 2, amplitude_m: tuple[float, float] = (0.0, 0.4),

@@ -11,11 +11,15 @@ from __future__ import annotations
 import torch
 
 from sim2real.device import to_floats
+from sim2real.sim.state import Stateful
 from sim2real.tasks.quadrotor.mdp import position_error_l2
 
 
-class PositionMetrics:
+class PositionMetrics(Stateful):
     """Accumulates the error over each episode's final window and judges success."""
+
+    STATE = ('_sum', '_max', '_count', 'last_success', 'last_error_m', 'finished')
+    NOT_STATE = ('env',)
 
     def __init__(self, env, window_s: float, tolerance_m: float, statistic: str = 'max',
                  command: str = 'target'):

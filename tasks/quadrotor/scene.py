@@ -10,12 +10,18 @@ from sim2real.contract import file_sha256
 from sim2real.sim.backend import make_backend, store_derived
 from sim2real.sim.mjcf import BASE_BODY, quadrotor_model
 from sim2real.sim.quadrotor import QuadrotorActuator
+from sim2real.sim.state import Stateful
 
 GRAVITY_M_S2 = 9.81
 
 
-class QuadrotorScene:
+class QuadrotorScene(Stateful):
     """Backend + actuator; refresh() derives the frames the terms read."""
+
+    STATE = ('finite', 'pos_w', 'quat_w', 'rotmat_wb', 'lin_vel_w', 'lin_vel_b', 'ang_vel_b',
+             '_field_defaults')
+    CHILDREN = ('backend', 'actuator')
+    NOT_STATE = ('nominal_inertia_kg_m2', 'nominal_inertia_t')
 
     def __init__(self, env, urdf: str = 'quadrotor'):
         """Build the model from urdf/<urdf>.urdf at the env's physics rate."""
@@ -40,6 +46,8 @@ class QuadrotorScene:
         self.hover_thrust_n = self.nominal_mass_kg * GRAVITY_M_S2
         self.hover_speed_rad_s = self.actuator.hover_speed_rad_s(self.nominal_mass_kg)
         self.finite = torch.ones(env.num_envs, dtype=torch.bool)
+        self._field_defaults: dict[str, torch.Tensor] = {}
+        """Unrandomized values of randomized model fields (sim2real/mdp/events.py)."""
         self.refresh()
 
     def reset(self, env_ids: torch.Tensor) -> None:

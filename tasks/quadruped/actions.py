@@ -12,10 +12,15 @@ import torch
 
 from sim2real.contract import ActionSpec
 from sim2real.sim.delay import DelayBuffer
+from sim2real.sim.state import Stateful
 
 
-class JointPositionAction:
+class JointPositionAction(Stateful):
     """Absolute joint targets around the default pose, with a per-env action delay."""
+
+    STATE = ('last_action', 'prev_action')
+    CHILDREN = ('_buffer',)
+    NOT_STATE = ('env', 'scene', '_default')
 
     kind = 'joint_position_offset'
 

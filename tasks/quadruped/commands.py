@@ -10,9 +10,14 @@ from __future__ import annotations
 
 import torch
 
+from sim2real.sim.state import Stateful
 
-class UniformVelocityCommand:
+
+class UniformVelocityCommand(Stateful):
     """Commands ~ U(ranges), resampled every resampling_time_s; some envs told to stand."""
+
+    STATE = ('command', 'is_standing', 'time_since_resample_s')
+    NOT_STATE = ('env',)
 
     def __init__(self, env, lin_vel_x_m_s: tuple[float, float] = (-1.0, 1.0),
                  lin_vel_y_m_s: tuple[float, float] = (-0.5, 0.5),

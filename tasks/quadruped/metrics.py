@@ -20,11 +20,15 @@ from __future__ import annotations
 import torch
 
 from sim2real.device import to_floats
+from sim2real.sim.state import Stateful
 from sim2real.tasks.quadruped.mdp import COMMAND, lin_vel_heading
 
 
-class VelocityMetrics:
+class VelocityMetrics(Stateful):
     """Accumulates tracking errors over each episode and judges success."""
+
+    STATE = ('_lin_sum', '_yaw_sum', '_count', 'last_success', 'last_values', 'finished')
+    NOT_STATE = ('env',)
 
     def __init__(self, env, tolerance_mps: float = 0.1, settle_s: float = 1.0,
                  command: str = COMMAND):

@@ -20,9 +20,10 @@ from sim2real import terms
 from sim2real.assets import urdf_path
 from sim2real.contract import file_sha256
 from sim2real.device import generator
-from sim2real.sim.backend import make_backend, store_derived
+from sim2real.sim.backend import float32_copy, make_backend, store_derived
 from sim2real.sim.joint_actuator import JointActuator, JointActuatorCfg
 from sim2real.sim.legged import legged_info, legged_spec, LEGS
+from sim2real.sim.state import Stateful
 from sim2real.sim.terrain import generate, TerrainCfg
 from sim2real.tasks.quadruped.terrain import floor_pos_w, GroundModel, hfield_args
 
@@ -51,8 +52,17 @@ def _index(ids) -> slice | torch.Tensor:
     return torch.as_tensor(ids)
 
 
-class QuadrupedScene:
+class QuadrupedScene(Stateful):
     """Backend + joint motors + ground; refresh() derives the state the terms read."""
+
+    STATE = ('_found', 'encoder_bias_rad', 'imu_rotmat_bi', 'feet_air_time_s',
+             'feet_last_air_time_s', 'feet_first_contact', 'joint_vel_prev_rad_s', 'finite',
+             'pos_w', 'quat_w', 'rotmat_wb', 'lin_vel_w', 'lin_vel_b', 'ang_vel_b',
+             'projected_gravity_b', 'joint_pos_rad', 'joint_vel_rad_s', '_field_defaults')
+    CHILDREN = ('backend', 'actuator', 'ground')
+    # foot_contact and body_contact are views of _found
+    NOT_STATE = ('env', '_qpos_adr', '_qvel_adr', '_act_ids', 'default_joint_pos_rad',
+                 'joint_pos_limits_rad', 'foot_contact', 'body_contact')
 
     def __init__(self, env, urdf: str = 'quadruped', terrain: TerrainCfg | None = None,
                  max_init_level: int = 5, kp_nm_per_rad: float = 20.0,
@@ -111,6 +121,8 @@ class QuadrupedScene:
         self.joint_vel_prev_rad_s = torch.zeros(n, 12)
         """Joint velocities one policy step ago [rad/s], (N, 12)."""
         self.finite = torch.ones(n, dtype=torch.bool)
+        self._field_defaults: dict[str, torch.Tensor] = {}
+        """Unrandomized values of randomized model fields (events.py)."""
         self.refresh()
 
     # -- stepping ----------------------------------------------------------------------------
@@ -176,8 +188,8 @@ class QuadrupedScene:
         qpos, qvel = (backend.qpos, backend.qvel) if env_ids is None else (
             backend.qpos[env_ids], backend.qvel[env_ids])
         state.update(projected_gravity_b=terms.projected_gravity(state['rotmat_wb']),
-                     joint_pos_rad=qpos[:, self._qpos_adr].float(),
-                     joint_vel_rad_s=qvel[:, self._qvel_adr].float())
+                     joint_pos_rad=float32_copy(qpos[:, self._qpos_adr]),
+                     joint_vel_rad_s=float32_copy(qvel[:, self._qvel_adr]))
         store_derived(self, state, env_ids)
         if env_ids is None:   # views: rows written in place by reset() stay current
             self.foot_contact = self._found[:, :4]

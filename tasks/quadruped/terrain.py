@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from sim2real.sim.state import Stateful
 from sim2real.sim.terrain import height_at, Terrain, TerrainCurriculum
 
 
@@ -27,13 +28,16 @@ def floor_pos_w(terrain: Terrain) -> list[float]:
             float(terrain.heights_m.min())]
 
 
-class GroundModel:
+class GroundModel(Stateful):
     """Ground height [m; world z] under world (x, y), and the per-env spawn origins.
 
     Without a terrain the ground is the plane z = 0 and every env spawns at the origin:
     each env is its own MuJoCo simulation, so robots never meet and need no grid.
     With one, spawn origins are the centres of the tiles the curriculum assigns.
     """
+
+    CHILDREN = ('curriculum',)
+    NOT_STATE = ('_heights',)   # the terrain's
 
     def __init__(self, terrain: Terrain | None, num_envs: int, max_init_level: int,
                  generator: torch.Generator):

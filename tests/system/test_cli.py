@@ -22,7 +22,7 @@ import yaml
 
 TIMEOUT_S = 300
 TASKS = ('quadrotor-hover', 'quadrotor-track')
-TIMING_KEYS = ('wall_s', 'steps_per_s')
+TIMING_KEYS = ('wall_s', 'steps_per_s', 'segments')   # segments: wall_s of each stretch
 CONTRACT_KEY = 'sim2real.contract'
 # policy observation terms of quadrotor-hover: position error 3, rotation matrix 9,
 # linear velocity 3, angular velocity 3, the last 3 actions 3 x 4
@@ -273,15 +273,19 @@ def test_corrupt_checkpoint_is_refused(hover_run, tmp_path, damage):
     assert tree_digest(tmp_path) == before
 
 
-def edit_contract(source: Path, target: Path, edit) -> None:
-    """Copy an ONNX policy, applying edit(contract dict) to its metadata contract."""
+def edit_contract(source: Path, target: Path, edit, bind: bool = True) -> None:
+    """Copy an ONNX policy, applying edit(contract dict) to its metadata contract, bound to
+    the graph again as an export would (bind=False: edited after export)."""
     import onnx
+    from sim2real.contract_digest import bind_contract_json
     model = onnx.load(str(source))
     for prop in model.metadata_props:
         if prop.key == CONTRACT_KEY:
             contract = json.loads(prop.value)
             edit(contract)
             prop.value = json.dumps(contract, sort_keys=True)
+    if bind:
+        bind_contract_json(model, json.dumps(contract, sort_keys=True))
     onnx.save(model, str(target))
 
 
@@ -303,11 +307,23 @@ def _next_version(contract: dict) -> None:
     (_next_version, 'version'),
 ])
 def test_contract_mismatch_is_refused(hover_run, tmp_path, edit, field):
-    """eval of an ONNX file whose contract was edited exits 2 naming the field."""
+    """eval of an ONNX file bound to a contract its task does not give (an export of another
+    version) exits 2 naming the field."""
     edited = tmp_path / 'edited.onnx'
     edit_contract(hover_run['onnx'], edited, edit)
     proc = run_cli('eval', edited, '--episodes', EPISODES, '--json', cwd=tmp_path, expect=2)
     assert f'"{field}"' in error_line(proc)
+    assert proc.stdout == ''
+
+
+def test_contract_edited_after_export_is_refused(hover_run, tmp_path):
+    """eval of an ONNX file whose contract was edited after export exits 2: the digest no
+    longer holds, and the message names the changed field."""
+    edited = tmp_path / 'edited.onnx'
+    edit_contract(hover_run['onnx'], edited, _halve_policy_rate, bind=False)
+    proc = run_cli('eval', edited, '--episodes', EPISODES, '--json', cwd=tmp_path, expect=2)
+    assert error_line(proc).startswith(f'ERROR sim2real: policy_rate_hz: {edited} was altered '
+                                       'after export')
     assert proc.stdout == ''
 
 
