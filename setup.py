@@ -138,7 +138,7 @@ setup(
             'tensorboard',
             'tqdm',
             'matplotlib',
-            'gymnasium>=1.0',
+            'gymnasium>=1.1',  # AutoresetMode (sim2real/mdp/gym_env.py)
         ],
         'ros': [
             # ROS 2 Jazzy as wheels from PyPI, for running the nodes without /opt/ros

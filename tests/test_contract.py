@@ -28,6 +28,18 @@ def _raw(contract):
     return json.loads(contract.to_json())
 
 
+def refusal(contract, path, value) -> str:
+    """The ContractError message of the contract with raw[path...] = value."""
+    raw = _raw(contract)
+    parent = raw
+    for key in path[:-1]:
+        parent = parent[key]
+    parent[path[-1]] = value
+    with pytest.raises(ContractError) as info:
+        Contract.from_json(json.dumps(raw))
+    return str(info.value)
+
+
 def test_json_round_trip_is_equal(contract):
     """from_json(to_json(c)) == c, and serializing again gives the same string."""
     text = contract.to_json()
@@ -117,14 +129,7 @@ def test_missing_field_is_named_not_defaulted(contract, path, message):
 def test_wrong_type_is_named_in_json_terms(contract, path, value, message):
     """A field of the wrong JSON type is refused with its path and the type in JSON words,
     not a Python exception from deep inside the runtime."""
-    raw = _raw(contract)
-    parent = raw
-    for key in path[:-1]:
-        parent = parent[key]
-    parent[path[-1]] = value
-    with pytest.raises(ContractError) as info:
-        Contract.from_json(json.dumps(raw))
-    assert str(info.value) == message
+    assert refusal(contract, path, value) == message
 
 
 @pytest.mark.parametrize('literal', ['NaN', 'Infinity', '-Infinity', '1e400'])
@@ -151,14 +156,7 @@ def test_a_non_finite_number_is_refused_naming_its_field(contract, literal):
 def test_a_value_out_of_range_is_refused(contract, path, value, message):
     """A clip of 0 or -1 (np.clip would pin every output to -1: zero thrust), a negative
     noise, an empty term or a zero rate: refused naming the field."""
-    raw = _raw(contract)
-    parent = raw
-    for key in path[:-1]:
-        parent = parent[key]
-    parent[path[-1]] = value
-    with pytest.raises(ContractError) as info:
-        Contract.from_json(json.dumps(raw))
-    assert str(info.value) == message
+    assert refusal(contract, path, value) == message
 
 
 def test_invalid_json_is_contract_error():

@@ -12,6 +12,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+import torch
+
 from sim2real.contract import ContractError
 from sim2real.export.onnx_policy import export_onnx, verify_onnx
 from sim2real.mdp.contract import contract_from_env
@@ -23,7 +25,12 @@ def export_rsl_rl_policy(policy, env, path: str | Path, num_samples: int = 1000,
                          tolerance: float = 1e-5) -> tuple[Path, float]:
     """Write an rsl_rl actor (``runner.get_inference_policy()``: an MLPModel, normalizer
     included) trained on env (an RLEnv or its RslRlVecEnv) to path as ONNX with env's
-    contract, and verify it; returns (path, max |onnxruntime - torch|)."""
+    contract, and verify it; returns (path, max |onnxruntime - torch|).
+
+    env must be the env the actor was trained on (same task and action interface): its
+    contract is what the file will promise. The observation and action widths are checked;
+    two interfaces of the same width (thrust + rates and rotor speeds, both 4) cannot be told
+    apart from the actor alone."""
     env = getattr(env, 'unwrapped', env)
     if getattr(policy, 'is_recurrent', False):
         raise ContractError('a recurrent rsl_rl actor cannot be exported: the deploy runtime '
@@ -39,6 +46,11 @@ def export_rsl_rl_policy(policy, env, path: str | Path, num_samples: int = 1000,
         raise ContractError(f'observation_size: the contract of {contract.task} has '
                             f'{contract.observation_size} values, the actor reads '
                             f'{graph.input_size}')
+    with torch.no_grad():
+        width = graph(torch.zeros(1, graph.input_size)).shape[-1]
+    if width != contract.action.size:
+        raise ContractError(f'action.size: the contract action ({contract.action.kind}) '
+                            f'has {contract.action.size} values, the actor outputs {width}')
     path = export_onnx(graph, contract, path)
     max_abs = verify_onnx(graph, path, num_samples=num_samples, tolerance=tolerance)
     log.info('exported %s; onnxruntime vs torch max |diff| = %.3g', path, max_abs)

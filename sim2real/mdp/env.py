@@ -25,7 +25,8 @@ class RLEnv(Stateful):
 
     state_dict() captures everything that decides the coming steps (simulation and model
     fields of every env, term and manager state, timers, generator, the last observations);
-    load_state_dict() into an env of the same configuration continues bit-identically.
+    load_state_dict() into an env of the same configuration continues bit-identically where
+    the backend is deterministic (mujoco; mjwarp on the CPU device, not on CUDA).
     """
 
     STATE = ('episode_length', 'episode_return', 'rng', '_obs')
@@ -109,9 +110,13 @@ class RLEnv(Stateful):
 
     @on_device
     def reset_envs(self, env_ids: torch.Tensor) -> dict[str, torch.Tensor]:
-        """Reset only env_ids now, ending their episodes unlogged; returns the observations,
-        the other envs' rows as last returned (the other envs are not touched)."""
+        """Reset only env_ids now, ending their episodes unlogged and unjudged (no episode
+        statistics, no terrain-curriculum move); returns the observations, the other envs'
+        rows as last returned. The other envs' physics is not touched; computing the batch's
+        observations advances their observation delay lines and redraws their observation
+        noise for this step, as a step would."""
         env_ids = torch.as_tensor(env_ids, dtype=torch.long, device=self.device)
+        self.episode_length[env_ids] = 0   # the curriculum judges only episodes that ran
         self._reset_idx(env_ids)
         self.rewards.reset(env_ids)   # no episode sums carried into the next episode's log
         self.observations.reset(env_ids)

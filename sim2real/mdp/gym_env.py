@@ -11,14 +11,20 @@ Autoreset (``autoreset_mode``, https://farama.org/Vector-Autoreset-Mode):
   other observation wrappers require): the step that ends an episode returns its last
   observation; the next step resets that env instead of stepping it (its action is ignored,
   reward 0, not done). The batched simulator steps every env together, so the reset envs
-  are re-reset after that step: the observation returned is a fresh episode start.
+  are re-reset after that step: the observation returned is a fresh episode start. That
+  hidden step is simulated, so the RLEnv's own bookkeeping sees it: should such an env end
+  an episode within that one step (a fall on the first step), its metrics and the terrain
+  curriculum count an episode the wrapper never reports, and the resets draw from the env's
+  random stream; training through the RLEnv itself is unaffected.
 - SAME_STEP: the step that ends an episode already returns the next one's first
   observation; infos['final_obs'] and infos['final_info'] hold the finished episode's.
 - DISABLED: as NEXT_STEP, but finished envs wait for ``reset(options={'reset_mask': m})``;
   stepping one before is refused.
 
 ``reset(options={'reset_mask': m})`` (bool array (N,)) resets only the masked envs in every
-mode; the others keep their state and their last observation.
+mode; the others keep their state and their last observation. With a seed too, the seed
+restarts the random stream the reset draws from; the startup randomization (masses,
+friction, ...) is re-drawn only by a reset of all envs.
 
 Infos follow the vector convention: per-env arrays, each with a ``_key`` mask. An ending
 episode reports ``log``: 'episode/return', 'episode/length' [policy steps], 'reward/<term>'
@@ -134,7 +140,7 @@ class GymVectorEnv(gym.vector.VectorEnv):
                 infos.update(episode)
         self._last_obs = obs
         if resetting.any():
-            self._reset_rows(resetting, rewind=True)
+            self._reset_rows(resetting)
         if mode is not AutoresetMode.SAME_STEP:
             self._pending = done
         return self._last_obs.copy(), rewards, terminated, truncated, infos
@@ -155,15 +161,9 @@ class GymVectorEnv(gym.vector.VectorEnv):
                              f'{self.action_space.shape}')
         return torch.as_tensor(array, device=self.env.device)
 
-    def _reset_rows(self, mask: np.ndarray, rewind: bool = False) -> None:
-        """Reset the masked envs; their rows of the last observation become episode starts.
-
-        rewind: the envs' last step was an autoreset step, no part of any episode; their
-        length goes back to 0 first so the terrain curriculum does not judge that step.
-        """
+    def _reset_rows(self, mask: np.ndarray) -> None:
+        """Reset the masked envs; their rows of the last observation become episode starts."""
         ids = torch.as_tensor(np.flatnonzero(mask), device=self.env.device)
-        if rewind:
-            self.env.episode_length[ids] = 0
         fresh = self._policy_obs(self.env.reset_envs(ids))
         self._last_obs[mask] = fresh[mask]
         self._pending[mask] = False

@@ -93,9 +93,11 @@ class OnPolicyRunner:
     (state_dict, load_state_dict, get_observations; RLEnv has it), the env's full state at
     that iteration boundary. Resuming from it continues the episodes in flight, so a run
     killed at any moment and resumed ends bit-identical to the uninterrupted run of the same
-    seed on the same machine. Without env state (an env without the protocol, or a
-    checkpoint older than format /2) the env is reset with seed + iteration instead, which
-    a warning says is not an exact continuation. A second learn() call continues the
+    seed on the same machine, wherever the simulation is deterministic (mujoco; mjwarp on
+    Warp's CPU device, not on CUDA). Without env state (an env without the protocol or with
+    a component that cannot give its state, or a checkpoint older than format /2) the env
+    is reset with seed + iteration instead, which a warning says is not an exact
+    continuation. A second learn() call continues the
     episodes too. torch's global RNG state is kept per runner between learn() calls and
     restored on entry, so interleaved runners stay reproducible.
     """
@@ -123,6 +125,7 @@ class OnPolicyRunner:
         """Finished stretches of training: start_iteration, end_iteration, wall_s [s]."""
         self._segment: tuple[int, float] | None = None   # (start iteration, monotonic s)
         self._obs: dict[str, torch.Tensor] | None = None   # the env's at the last boundary
+        self._env_state_error = ''   # why the env cannot give its state (warned once)
         # torch's global RNG between learn() calls, so other code (or another runner) using it
         # in the meantime cannot change this run's action noise
         self.rng_state = get_rng_state(self.device)
@@ -137,9 +140,23 @@ class OnPolicyRunner:
             'generator_state': self.generator.get_state(),
             'config': self.config, 'history': self.history, 'segments': self._all_segments(),
         }
-        if has_state_protocol(self.env):
-            state['env_state'] = self.env.state_dict()
+        env_state = self._env_state()
+        if env_state is not None:
+            state['env_state'] = env_state
         return state
+
+    def _env_state(self) -> dict | None:
+        """The env's state, or None (warned once) when the env or one of its components
+        cannot give one: the checkpoint is still written, and a resume resets the envs."""
+        if not has_state_protocol(self.env) or self._env_state_error:
+            return None
+        try:
+            return self.env.state_dict()
+        except StateError as exc:
+            self._env_state_error = str(exc)
+            logger.warning('checkpoints hold no env state, so a resume will restart the '
+                           'episodes instead of continuing them exactly: %s', exc)
+            return None
 
     def _all_segments(self) -> list[dict]:
         """The finished segments and, while learning, the current one up to now."""
@@ -237,7 +254,9 @@ class OnPolicyRunner:
         total = self.cfg.max_iterations if max_iterations is None else max_iterations
         self._segment = (self.iteration, time.monotonic())
         deadline_s = None if max_seconds is None else self._segment[1] + max_seconds
-        writer = SummaryWriter(str(self.run_dir / 'tb'), purge_step=self.iteration or None)
+        # purge only what a killed run logged after this checkpoint: steps > iteration
+        writer = SummaryWriter(str(self.run_dir / 'tb'),
+                               purge_step=self.iteration + 1 if self.iteration else None)
         bar = tqdm(total=total, initial=self.iteration, unit='it', desc='ppo',
                    disable=not self.cfg.progress_bar, dynamic_ncols=True)
         set_rng_state(self.rng_state, self.device)
@@ -262,10 +281,9 @@ class OnPolicyRunner:
         from the last boundary (resumed or in this process), else it is reset."""
         batch_steps = self.env.num_envs * self.ppo.cfg.num_steps_per_env
         start_iteration, saved_at = self.iteration, None
-        obs = self._obs
-        if obs is None:
+        if self._obs is None or not has_state_protocol(self.env):
             obs = self.env.reset(seed=self.cfg.seed + self.iteration)
-        elif has_state_protocol(self.env):   # the env's own, had anything reset it since
+        else:   # the env's own observations, had anything stepped or reset it since
             obs = self.env.get_observations()
         while self.iteration < total:
             tic = time.monotonic()

@@ -63,3 +63,14 @@ def test_reset_seed_keeps_the_startup_draws(make_env):
     env.reset(seed=5)
     for name, value in _fields(env).items():
         assert torch.equal(value, before[name]), name
+
+
+def test_reset_envs_does_not_move_the_terrain_curriculum(make_env):
+    """quadruped-rough after 10 steps: a masked reset of envs 0-3 (Gymnasium's reset_mask)
+    leaves every terrain level as it was; an episode ended by the env itself would be judged."""
+    env = make_env('quadruped-rough', num_envs=8)
+    for _ in range(10):
+        env.step(torch.zeros(8, env.num_actions))
+    levels = env.scene.ground.curriculum.level.clone()
+    env.reset_envs(torch.arange(4))
+    assert torch.equal(env.scene.ground.curriculum.level, levels)

@@ -8,24 +8,10 @@ from gymnasium.utils.env_match import check_environments_match
 from gymnasium.vector import AutoresetMode
 from gymnasium.wrappers import vector as wrappers
 
-from sim2real.mdp.gym_env import GymVectorEnv
+from tests.mdp.conftest import STEPS
 
 NUM_ENVS = 4
-STEPS = 5
-"""Policy steps per episode of the short envs."""
 TASKS = ['quadrotor-hover', 'quadruped-flat']
-
-
-@pytest.fixture
-def make_vec(make_env):
-    """Factory of GymVectorEnvs over small RLEnvs (short: 5-step episodes)."""
-    def build(task='quadrotor-hover', num_envs=NUM_ENVS, seed=0, short=True, **kwargs):
-        def edit(cfg):
-            cfg.seed = seed
-            if short:
-                cfg.episode_length_s = STEPS * cfg.physics_dt_s * cfg.decimation
-        return GymVectorEnv(make_env(task, num_envs=num_envs, edit=edit), **kwargs)
-    return build
 
 
 def _zeros(vec):

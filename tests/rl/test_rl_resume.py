@@ -106,3 +106,35 @@ def test_checkpoint_without_env_state_resumes_with_a_warning(tmp_path, caplog):
     warning = ' '.join(r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
     assert 'holds no env state' in warning and 'sim2real.rl.checkpoint/1' in warning
     assert 'not end exactly' in warning
+
+
+class HalfStatefulPointMass(StatefulPointMass):
+    """A point mass one of whose (user-written) components cannot give its state."""
+
+    def state_dict(self) -> dict:
+        """Refuse, as a component without the state protocol makes RLEnv.state_dict do."""
+        from sim2real.sim.state import StateError
+        raise StateError("RLEnv.commands['target'] (MyTarget) has no state_dict()")
+
+
+def test_an_env_that_cannot_give_its_state_still_trains_and_checkpoints(tmp_path, caplog):
+    """A component without the state protocol: training does not stop at the first save
+    (it did); checkpoints are written without env state, with one warning saying why."""
+    runner = make_runner(tmp_path, HalfStatefulPointMass(16), save_interval=1)
+    with caplog.at_level(logging.WARNING, logger='sim2real.rl.runner'):
+        summary = runner.learn(max_iterations=3)
+    assert summary['iterations'] == 3
+    state = load_checkpoint(checkpoint_path(tmp_path, 3))
+    assert 'env_state' not in state and state['iteration'] == 3
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and 'MyTarget) has no state_dict()' in warnings[0]
+
+
+def test_tensorboard_keeps_every_iteration_across_a_resume(tmp_path):
+    """Stop at 3, resume to 6: TensorBoard holds steps 1..6 once each (purging from the
+    checkpoint's own step lost it)."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    split_run(tmp_path, StatefulPointMass, 3, 6)
+    events = EventAccumulator(str(tmp_path / 'tb'))
+    events.Reload()
+    assert [e.step for e in events.Scalars('train/approx_kl')] == [1, 2, 3, 4, 5, 6]
