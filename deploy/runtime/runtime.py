@@ -4,7 +4,7 @@ One tick: guard on samples (non-finite, malformed, implausible) -> clock guard -
 observation -> policy -> NaN guard on the action -> integrator and filters (profile) ->
 fallback when latched -> final clamp. No exception escapes step() or enable(): an error
 inside the chain latches the fallback ('error:<type>'), and if the fallback itself fails,
-the profile's off command is sent.
+the profile's sensor-free last resort is sent.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from sim2real.deploy.runtime.observations import action_history_length, Observat
 from sim2real.deploy.runtime.params import load_params, params_from_dict, QuadrotorParams
 from sim2real.deploy.runtime.policy import PolicyRunner
 from sim2real.deploy.runtime.quadrotor import QuadrotorProfile
-from sim2real.deploy.runtime.sensors import RESYNC_SAMPLES, Sample, SampleError, SensorStore
+from sim2real.deploy.runtime.sensors import rising_run, Sample, SampleError, SensorStore
 from sim2real.deploy.runtime.state_machine import FALLBACK, INACTIVE, StateMachine
 
 log = logging.getLogger(__name__)
@@ -145,7 +145,7 @@ class Runtime:
         """(monotonic now [s], how far now_s went back [s]): time never runs backwards here.
 
         A clock that jumped (forward or back) and then runs on steadily is followed again
-        after RESYNC_SAMPLES rising readings behind the latest one, as a sensor stream is.
+        after sensors.RESYNC_SAMPLES rising readings behind the latest one, as a stream is.
         """
         if self.started_s is None:
             self.started_s = now_s
@@ -153,11 +153,8 @@ class Runtime:
             self._now_s, self._behind = now_s, []
             return now_s, 0.0
         backwards = self._now_s - now_s
-        if self._behind and not now_s >= self._behind[-1]:
-            self._behind = []
-        self._behind.append(now_s)
-        if len(self._behind) >= RESYNC_SAMPLES:
-            self._now_s, self._behind = now_s, []
+        if rising_run(self._behind, now_s, strict=False):
+            self._now_s = now_s
         return self._now_s, backwards
 
     def _safe_command(self, now_s: float) -> np.ndarray:

@@ -27,6 +27,18 @@ DISCOVERY_S = 10.0
 """Until this long after start, a stream never heard from may still be in DDS discovery."""
 
 
+def rising_run(run: list[float], value: float, strict: bool) -> bool:
+    """Extend a run of rising readings (non-decreasing unless strict) with value, restarting
+    it at a drop; True, and the run cleared, once it holds RESYNC_SAMPLES readings."""
+    if run and (value <= run[-1] if strict else value < run[-1]):
+        run.clear()
+    run.append(value)
+    if len(run) < RESYNC_SAMPLES:
+        return False
+    run.clear()
+    return True
+
+
 class SampleError(ValueError):
     """A sensor sample is malformed or implausible; the message says what, in plain words."""
 
@@ -89,7 +101,7 @@ class SensorStore:
         """An empty store; shapes[stream] names the arrays a stream's samples must hold."""
         self.shapes = shapes or {}
         self._latest: dict[str, Sample] = {}
-        self._behind: dict[str, list[Sample]] = {}
+        self._behind: dict[str, list[float]] = {}
         self._problems: list[tuple[str, str]] = []
 
     def put(self, stream: str, sample: Sample) -> None:
@@ -111,13 +123,8 @@ class SensorStore:
 
     def _resync(self, stream: str, sample: Sample) -> None:
         """Collect rising samples behind the stored stamp; RESYNC_SAMPLES of them re-sync."""
-        behind = self._behind.setdefault(stream, [])
-        if behind and not sample.stamp_s > behind[-1].stamp_s:
-            behind.clear()
-        behind.append(sample)
-        if len(behind) >= RESYNC_SAMPLES:
+        if rising_run(self._behind.setdefault(stream, []), sample.stamp_s, strict=True):
             self._latest[stream] = sample
-            behind.clear()
 
     def flag(self, stream: str, reason: str) -> None:
         """Record that stream sent an unusable sample (latched at the next tick)."""
