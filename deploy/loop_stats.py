@@ -19,12 +19,17 @@ class LoopStats:
         self.period_s = 1.0 / rate_hz
         self.periods_s: deque[float] = deque(maxlen=window)
         self.inference_s: deque[float] = deque(maxlen=window)
+        self.observation_age_s: deque[float] = deque(maxlen=window)
         self.ticks = 0
         self._first_s: float | None = None
         self._last_s: float | None = None
 
-    def tick(self, now_s: float, inference_s: float | None = None) -> None:
-        """Record one tick at steady time now_s and the policy's wall time if it ran."""
+    def tick(self, now_s: float, inference_s: float | None = None,
+             observation_age_s: float | None = None) -> None:
+        """Record one tick at steady time now_s, the policy's wall time if it ran, and the
+        age of the oldest sensor sample it used (by source stamp) if known."""
+        if observation_age_s is not None:
+            self.observation_age_s.append(observation_age_s)
         if self._last_s is not None:
             self.periods_s.append(now_s - self._last_s)
         else:
@@ -38,6 +43,7 @@ class LoopStats:
         """Forget all ticks (e.g. at enable, so statistics cover one flight)."""
         self.periods_s.clear()
         self.inference_s.clear()
+        self.observation_age_s.clear()
         self.ticks = 0
         self._first_s = self._last_s = None
 
@@ -60,6 +66,12 @@ class LoopStats:
             return 0.0
         return float(np.percentile(np.asarray(self.inference_s), percentile) * 1e6)
 
+    def observation_age_ms(self, percentile: float) -> float:
+        """Percentile of the sensor data's age at the tick [ms] (NaN before it was known)."""
+        if not self.observation_age_s:
+            return float('nan')
+        return float(np.percentile(np.asarray(self.observation_age_s), percentile) * 1e3)
+
     def summary(self) -> dict[str, float]:
         """The figures the node reports in its diagnostics."""
         return {
@@ -69,5 +81,7 @@ class LoopStats:
             'period_error_p99_ms': self.period_error_ms(99),
             'inference_p50_us': self.inference_us(50),
             'inference_p99_us': self.inference_us(99),
+            'observation_age_p50_ms': self.observation_age_ms(50),
+            'observation_age_p99_ms': self.observation_age_ms(99),
             'ticks': float(self.ticks),
         }

@@ -112,11 +112,12 @@ class PolicyNode(Node):
         """Subscriptions, publishers and services."""
         self._gain_pubs = []
         self._sensor_subs = []
+        self._sensor_streams: list[str] = []
         if self._interface == 'joint_position':
             self._create_joint_io(params)
         else:
-            self._subscribe_sensor(Odometry, params.odom_topic, self._on_odom)
-            self._subscribe_sensor(Imu, params.imu_topic, self._on_imu)
+            self._subscribe_sensor(Odometry, params.odom_topic, self._on_odom, 'odom')
+            self._subscribe_sensor(Imu, params.imu_topic, self._on_imu, 'imu')
             self.create_subscription(PointStamped, params.setpoint_topic, self._on_setpoint, 10)
             msg_type = Twist if self._interface == 'cmd_vel_legacy' else Float64MultiArray
             self._cmd_pub = self.create_publisher(msg_type, params.command_topic, 10)
@@ -128,8 +129,9 @@ class PolicyNode(Node):
     def _create_joint_io(self, params) -> None:
         """Joint robot: JointState + Imu (sensor-data QoS), cmd_vel, position targets, gains."""
         self._n_joints = len(self._runtime.contract.joint_names)
-        self._subscribe_sensor(JointState, params.joint_state_topic, self._on_joint_state)
-        self._subscribe_sensor(Imu, params.imu_topic, self._on_imu_orientation)
+        self._subscribe_sensor(JointState, params.joint_state_topic, self._on_joint_state,
+                               'joint_state')
+        self._subscribe_sensor(Imu, params.imu_topic, self._on_imu_orientation, 'imu')
         self.create_subscription(Twist, params.velocity_command_topic, self._on_cmd_vel, 10)
         self._cmd_pub = self.create_publisher(Float64MultiArray, params.command_topic, 10)
         for i, topic in enumerate((params.kp_command_topic, params.kd_command_topic), 1):
@@ -138,10 +140,23 @@ class PolicyNode(Node):
                     (i, self.create_publisher(Float64MultiArray, topic, 10)))
 
     # -- sensors ----------------------------------------------------------------------
-    def _subscribe_sensor(self, msg_type, topic: str, callback) -> None:
-        """Sensor-data QoS subscription; its callback gets (msg, message info)."""
+    def _subscribe_sensor(self, msg_type, topic: str, callback, stream: str) -> None:
+        """Sensor-data QoS subscription of a runtime stream; its callback gets (msg, info)."""
+        self._sensor_streams.append(stream)
         self._sensor_subs.append(
             self.create_subscription(msg_type, topic, callback, qos_profile_sensor_data))
+
+    def _observation_age_s(self) -> float | None:
+        """Age of the oldest sensor sample this tick uses, by its header stamp [s].
+
+        Stamps are compared with this machine's clock: exact when the driver stamps on it
+        (the HIL bridge, a local driver), offset by the clocks' difference otherwise.
+        """
+        now = self.get_clock().now().nanoseconds * 1e-9
+        samples = [self._runtime.store.latest(s) for s in self._sensor_streams]
+        if not samples or any(s is None for s in samples):
+            return None
+        return max(now - s.stamp_s for s in samples)
 
     def _on_joint_state(self, msg: JointState, info: dict) -> None:
         """Joint positions [rad] and velocities [rad/s] by name (the runtime matches them)."""
@@ -184,7 +199,7 @@ class PolicyNode(Node):
         ros_msgs.take_pending(self._sensor_subs)   # the newest samples, aged by arrival
         now_s = time.monotonic()
         result = self._runtime.step(now_s)
-        self._stats.tick(now_s, result.inference_s)
+        self._stats.tick(now_s, result.inference_s, self._observation_age_s())
         if self._interface != 'joint_position' or result.state != 'inactive':
             self._publish_command(result.command)
         state = f'{result.state}:{result.reason}' if result.reason else result.state

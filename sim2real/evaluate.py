@@ -22,7 +22,9 @@ from sim2real.onnx_io import load_policy
 from sim2real.mdp.contract import contract_from_env
 from sim2real.mdp.env import RLEnv
 from sim2real.policy_io import load_run
+from sim2real.tasks import get_task
 from sim2real.training import build_env, TrainArgs
+from sim2real.verdict import as_dicts, judge
 
 log = logging.getLogger(__name__)
 
@@ -55,12 +57,12 @@ def onnx_policy(path: str | Path) -> tuple[Policy, Contract]:
     return act, contract
 
 
-def rollout_episodes(env: RLEnv, policy: Policy) -> dict:
-    """Run every env through its first episode; returns success rate and error metrics.
+def collect_episodes(env: RLEnv, policy: Policy) -> dict[str, torch.Tensor]:
+    """Run every env through its first episode; per-env outcomes, (N,) each.
 
-    Task metrics with a ``last_error_m`` (position tasks) add position_error_m and its 95th
-    percentile; those with ``last_values`` (name -> per-env value of the last episode, NaN
-    when unmeasured) add the mean of each over the episodes that measured it.
+    'success' and 'terminated' (bool), then the task's metrics: ``last_error_m`` (position
+    tasks) as 'position_error_m', and each of ``last_values`` (name -> per-env value of the
+    last episode); NaN where an episode did not measure it.
     """
     n = env.num_envs
     obs = env.reset()
@@ -79,17 +81,29 @@ def rollout_episodes(env: RLEnv, policy: Policy) -> dict:
             new = (metrics.finished > finished_before) & ~captured
             success[new] = metrics.last_success[new]
             for name, source in sources.items():
-                values[name][new] = source[new]
+                values[name][new] = source[new].cpu()
             crashed[new] = terminated[new]
             captured |= new
             if bool(captured.all()):
                 break
+    return {'success': success, 'terminated': crashed, **values}
+
+
+def summarize(outcomes: dict[str, torch.Tensor], rows: torch.Tensor | None = None) -> dict:
+    """Success rate, termination rate and the mean of each metric over rows (default all);
+    position tasks add the 95th percentile of position_error_m."""
+    def pick(values):
+        return values if rows is None else values[rows]
+    success, crashed = pick(outcomes['success']), pick(outcomes['terminated'])
     result = {
-        'episodes': n,
+        'episodes': len(success),
         'success_rate': success.float().mean().item(),
         'termination_rate': crashed.float().mean().item(),
     }
-    for name, value in values.items():
+    for name, value in outcomes.items():
+        if name in ('success', 'terminated'):
+            continue
+        value = pick(value)
         finite = value[~torch.isnan(value)]
         result[name] = finite.mean().item() if len(finite) else None
         if name == 'position_error_m':
@@ -97,33 +111,55 @@ def rollout_episodes(env: RLEnv, policy: Policy) -> dict:
     return result
 
 
+def rollout_episodes(env: RLEnv, policy: Policy) -> dict:
+    """Run every env through its first episode; success rate and error metrics."""
+    return summarize(collect_episodes(env, policy))
+
+
+class LoadedPolicy:
+    """A policy to evaluate: an ONNX file (onnxruntime) or a run's newest checkpoint."""
+
+    def __init__(self, policy_path: str | Path):
+        """Load the file or the run directory's checkpoint."""
+        self.path = Path(policy_path)
+        self._model = None
+        self.contract: Contract | None = None
+        if self.path.is_dir():
+            self._model, config = load_run(self.path)
+            args = TrainArgs(**config['args'])
+            self.task, self.action, self.source = args.task, args.action, 'checkpoint'
+        else:
+            self._act, self.contract = onnx_policy(self.path)
+            self.task, self.action = self.contract.task, self.contract.action.kind
+            self.source = 'onnx'
+
+    def bind(self, env: RLEnv) -> Policy:
+        """The callable for env, refusing an ONNX contract that does not match it."""
+        if self._model is None:
+            check_contract(self.contract, contract_from_env(env))
+            return self._act
+        model = self._model.to(env.device)   # a checkpoint loads on the CPU
+        return model.act_inference
+
+
 def evaluate(policy_path: str | Path, episodes: int, seed: int = 12345,
              play: bool = False, video: str | Path | None = None, backend: str = 'mujoco',
              device: str = 'cpu') -> dict:
     """Evaluate an ONNX file or a run directory's newest checkpoint on a simulation backend
-    (optionally recording a GIF)."""
-    path = Path(policy_path)
-    if path.is_dir():
-        model, config = load_run(path)
-        args = TrainArgs(**config['args'])
-        task, action, source = args.task, args.action, 'checkpoint'
-
-        def policy(obs):
-            return model.act_inference(obs)
-        contract = None
-    else:
-        policy, contract = onnx_policy(path)
-        task, action, source = contract.task, contract.action.kind, 'onnx'
-    env = build_env(task, seed, episodes, action, play=play, backend=backend, device=device)
-    if contract is None:
-        model.to(env.device)   # a checkpoint loads on the CPU
-    else:
-        check_contract(contract, contract_from_env(env))
-    result = {'task': task, 'policy': str(path), 'source': source, 'seed': seed,
+    (optionally recording a GIF); the result holds the task's verdict."""
+    loaded = LoadedPolicy(policy_path)
+    task = loaded.task
+    env = build_env(task, seed, episodes, loaded.action, play=play, backend=backend,
+                    device=device)
+    policy = loaded.bind(env)
+    result = {'task': task, 'policy': str(loaded.path), 'source': loaded.source, 'seed': seed,
               'randomization': 'play' if play else 'full', 'backend': backend,
               'device': device}
     with device_scope(env.device):
         result.update(rollout_episodes(env, policy))
+    floors = get_task(task).acceptance.get('eval', ())
+    passed, text = judge(result, floors)
+    result['verdict'] = {'passed': passed, 'text': text, 'floors': as_dicts(floors)}
     if video is not None:
         from sim2real.render import record_rollout
         result['video'] = str(record_rollout(env, policy, video))

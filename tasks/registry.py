@@ -7,6 +7,12 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from sim2real.mdp.cfg import EnvCfg
+from sim2real.verdict import Floor
+
+POINT_KINDS = ('eval', 'nominal', 'edge', 'corner', 'past_edge')
+"""Where a task states floors: its evaluation under full randomization, and the points of
+``sim2real robustness`` (nominal robot, one parameter at an edge, every corner of the box,
+one parameter 1.25x past an edge)."""
 
 
 @dataclass(frozen=True)
@@ -21,6 +27,17 @@ class TaskSpec:
     """One line for `sim2real tasks`."""
     train: dict = field(default_factory=dict)
     """Training defaults: num_envs, ppo overrides, max_iterations, max_seconds."""
+    acceptance: dict[str, tuple[Floor, ...]] = field(default_factory=dict)
+    """Floors per kind of point (POINT_KINDS); 'kind:parameter' (e.g.
+    'past_edge:action_delay_ticks') replaces them for the points that pin only that
+    parameter. A kind without floors always passes."""
+
+    def __post_init__(self):
+        """Only known kinds of points ('kind' or 'kind:parameter' for one parameter's)."""
+        unknown = sorted(k for k in self.acceptance if k.split(':')[0] not in POINT_KINDS)
+        if unknown:
+            raise ValueError(f'task "{self.name}": unknown acceptance kinds {unknown}; '
+                             f'expected some of {POINT_KINDS}')
 
 
 _REGISTRY: dict[str, TaskSpec] = {}

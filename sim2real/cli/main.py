@@ -1,4 +1,4 @@
-"""`sim2real` command line: tasks, train, export, eval, hil."""
+"""`sim2real` command line: tasks, train, export, eval, robustness, hil."""
 
 from __future__ import annotations
 
@@ -59,7 +59,14 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     result = evaluate(args.policy, args.episodes, seed=args.seed, play=args.play,
                       video=args.video, backend=args.backend, device=args.device)
     _print_result(result, args.json)
-    return 0
+    return _verdict_line(f'eval {result["task"]}', result['verdict'])
+
+
+def _verdict_line(what: str, verdict: dict) -> int:
+    """Write 'verdict <what>: pass: ...' (or FAIL) to stderr; the exit status it means."""
+    from sim2real.verdict import EXIT_FAIL
+    sys.stderr.write(f'verdict {what}: {verdict["text"]}\n')
+    return 0 if verdict['passed'] else EXIT_FAIL
 
 
 def _print_result(result: dict, as_json: bool) -> None:
@@ -71,13 +78,41 @@ def _print_result(result: dict, as_json: bool) -> None:
         sys.stdout.write(f'{key:24s} {value}\n')
 
 
+def _cmd_robustness(args: argparse.Namespace) -> int:
+    """Sweep a policy over its task's randomization box and judge every point."""
+    from sim2real.robustness import run_robustness, verdict_lines
+    report = run_robustness(args.policy, episodes=args.episodes, seed=args.seed,
+                            out_dir=args.out, max_corners=args.max_corners,
+                            batch_envs=args.batch_envs, backend=args.backend,
+                            device=args.device, progress=not args.no_progress)
+    if args.json:
+        sys.stdout.write(json.dumps(report, sort_keys=True) + '\n')
+    lines = sys.stderr if args.json else sys.stdout   # stdout stays one JSON line
+    for line in verdict_lines(report):
+        lines.write(line + '\n')
+    text = (f'{len(report["points"]) - report["failed_points"]} of {len(report["points"])} '
+            'points meet their floors')
+    if report.get('files'):
+        text += f'; report in {report["files"]["markdown"]}'
+    return _verdict_line(f'robustness {report["task"]}', {
+        'passed': report['passed'], 'text': ('pass: ' if report['passed'] else 'FAIL: ') + text})
+
+
 def _cmd_hil(args: argparse.Namespace) -> int:
     """Fly a policy through the ROS 2 node against the simulated robot, with faults."""
     from sim2real.hil.runner import run_hil
     result = run_hil(args.robot, args.policy, duration_s=args.duration, faults=args.faults,
                      params_file=args.params, log_dir=args.log_dir)
     _print_result(result, args.json)
-    return 0
+    verdict = result['verdict']
+    for line in verdict['lines']:
+        sys.stderr.write(f'  {line}\n')
+    failed = sum(not line.startswith('pass') for line in verdict['lines'])
+    text = (f'all {len(verdict["lines"])} scenarios pass' if verdict['passed'] else
+            f'{failed} of {len(verdict["lines"])} scenarios fail')
+    return _verdict_line(f'hil {args.robot}', {
+        'passed': verdict['passed'],
+        'text': ('pass: ' if verdict['passed'] else 'FAIL: ') + text})
 
 
 def _positive_int(text: str) -> int:
@@ -152,6 +187,22 @@ def build_parser() -> argparse.ArgumentParser:
     add_backend_args(p)
     p.set_defaults(func=_cmd_eval)
 
+    p = sub.add_parser('robustness', help='evaluate a policy at the nominal robot, the edges '
+                       'and corners of its randomization box and 1.25x past each edge')
+    p.add_argument('policy', help='policy.onnx or a run directory')
+    p.add_argument('--episodes', type=_positive_int, default=32, help='episodes per point')
+    p.add_argument('--seed', type=int, default=12345, help='evaluation seed')
+    p.add_argument('--out', default=None,
+                   help='folder for robustness.json, robustness.md and robustness.png')
+    p.add_argument('--max-corners', type=_positive_int, default=256,
+                   help='more corners than this: a strength-3 covering design instead')
+    p.add_argument('--batch-envs', type=_positive_int, default=8192,
+                   help='envs simulated at once (points are run in batches)')
+    p.add_argument('--json', action='store_true', help='print the report as one JSON object')
+    p.add_argument('--no-progress', action='store_true', help='hide the progress bar')
+    add_backend_args(p)
+    p.set_defaults(func=_cmd_robustness)
+
     p = sub.add_parser('hil', help='fly a policy through the ROS 2 node against the simulator')
     p.add_argument('robot', help='robot class with a config/<robot>.yaml (quadrotor, quadruped)')
     p.add_argument('--policy', required=True, help='exported policy.onnx')
@@ -178,6 +229,9 @@ def main(argv: list[str] | None = None) -> int:
         message = str(exc.args[0] if exc.args else exc)
         # one line, also for multi-line messages of wrapped errors (e.g. torch.load's)
         log.error('%s', ' '.join(line.strip() for line in message.splitlines() if line.strip()))
+        return 2
+    except Exception:   # a crash is an error (2), never a FAIL verdict (1)
+        log.exception('unexpected error')
         return 2
 
 

@@ -16,6 +16,7 @@ from sim2real.hil.processes import (
     node_command, NodeProcess, private_domain_id, ros_environment)
 from sim2real.hil import quadruped
 from sim2real.hil.scenarios import fault_run, nominal, quadrotor_faults, Scenario
+from sim2real.hil.verdicts import hil_verdict
 
 log = logging.getLogger(__name__)
 
@@ -114,17 +115,20 @@ def _run_scenarios(procs, policy: Path, node_cfg: dict, bridge_cfg: dict, cases,
         diag = flight.pop('diagnostics')
         total = flight['limit_violations'] + sum(
             f['limit_violations'] for f in fault_results.values())
-        return {
+        result = {
             **loop_figures(node_cfg, diag),
             'hover_error_m': flight['hover_error_m'],
             'max_hover_error_m': flight['max_error_m'],
             'nominal_states': flight['states_seen'],
             'received_state_rate_hz': flight['received_state_rate_hz'],
             'duration_s': duration_s,
+            'nominal_limit_violations': flight['limit_violations'],
             'limit_violations': total,
             'faults': fault_results,
             'wall_time_s': round(time.monotonic() - t0, 1),
         }
+        result['verdict'] = hil_verdict(result, sc, 'flyer')
+        return result
     finally:
         mon.close()
         rclpy.try_shutdown()
@@ -148,7 +152,7 @@ def _run_quadruped(procs, node_cfg: dict, bridge_cfg: dict, cases, duration_s: f
         walk = quadruped.nominal(mon, sc, duration_s)
         fault_results = {case.name: quadruped.fault_run(mon, sc, case) for case in cases}
         diag = walk.pop('diagnostics')
-        return {
+        result = {
             **loop_figures(node_cfg, diag),
             'leg_odometry_vx_m_s': diag.get('leg_odometry_vx_m_s', float('nan')),
             'fell': walk['fell'],
@@ -158,11 +162,14 @@ def _run_quadruped(procs, node_cfg: dict, bridge_cfg: dict, cases, duration_s: f
             'nominal_states': walk['states_seen'],
             'received_state_rate_hz': walk['received_state_rate_hz'],
             'duration_s': duration_s,
+            'nominal_limit_violations': walk['limit_violations'],
             'limit_violations': walk['limit_violations'] + sum(
                 f['limit_violations'] for f in fault_results.values()),
             'faults': fault_results,
             'wall_time_s': round(time.monotonic() - t0, 1),
         }
+        result['verdict'] = hil_verdict(result, sc, 'walker')
+        return result
     finally:
         mon.stop_cmd_vel()
         mon.close()
@@ -179,6 +186,8 @@ def loop_figures(node_cfg: dict, diag: dict) -> dict:
         'period_error_p50_ms': diag.get('period_error_p50_ms', nan),
         'inference_p99_us': diag.get('inference_p99_us', nan),
         'inference_p50_us': diag.get('inference_p50_us', nan),
+        'observation_age_p50_ms': diag.get('observation_age_p50_ms', nan),
+        'observation_age_p99_ms': diag.get('observation_age_p99_ms', nan),
     }
 
 

@@ -77,6 +77,12 @@ class Scenario:
     """How long a fault stays on."""
     tolerate_error_m: float = 0.3
     """Largest distance to the target a tolerated fault may cause."""
+    nominal_error_m: float = 0.1
+    """Largest mean distance to the target in the nominal hover (the hover task's success
+    tolerance)."""
+    nominal_lin_vel_error_mps: float = 0.15
+    """Largest mean planar velocity error of the nominal walk (the flat task's 0.1 m/s over
+    randomized episodes, plus the stand-up's first seconds of walking)."""
 
     @property
     def period_s(self) -> float:
@@ -198,8 +204,8 @@ def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase) -> dict:
     state_times, state_names = [s[0] for s in states], [s[1] for s in states]
     fell_back = any(s.startswith('fallback') for s in state_names)
     t_cond = condition_time(mon, sc, case, onset_event)
+    err = metrics.max_error_m(times, pos, sc.target_w, onset, t_end)
     if case.expect == 'tolerate':
-        err = metrics.max_error_m(times, pos, sc.target_w, onset, t_end)
         ticks = 0
         safe = not crashed and (err <= sc.tolerate_error_m or fell_back)
     elif case.expect == 'latch':
@@ -218,5 +224,13 @@ def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase) -> dict:
         'fallback': fell_back,
         'final_state': state_names[-1] if state_names else '',
         'max_tilt_rad': round(tilt_max, 4),
+        'max_error_m': round(err, 4),
         'crashed': crashed,
+        'observation_age_p99_ms': _diag_number(mon, 'observation_age_p99_ms'),
     }
+
+
+def _diag_number(mon: HilMonitor, key: str) -> float:
+    """A figure of the node's latest diagnostics (since its last enable), NaN if absent."""
+    value = mon.diagnostics.get(key, '')
+    return float(value) if _is_number(value) else math.nan

@@ -20,6 +20,9 @@ class ObsTermCfg:
     """Symmetric clip after scaling, or None."""
     noise_std: float = 0.0
     """Additive Gaussian noise after scaling (training and evaluation, not play)."""
+    delayed: bool = True
+    """Whether the group's observation delay and dropout apply; False for what the deploy
+    runtime computes itself at the tick (the action history), not a sensor's reading."""
 
 
 @dataclass
@@ -30,8 +33,21 @@ class ObsGroupCfg:
     """Terms in order."""
     delay_ticks: tuple[int, int] = (0, 0)
     """Per-env observation delay in control ticks, sampled at reset from this range."""
+    jitter_prob: float = 0.0
+    """Probability that a tick's observation is one tick older than the env's delay (a
+    message late by part of a period), within max_delay_ticks."""
+    dropout_prob: tuple[float, float] = (0.0, 0.0)
+    """Range of the per-env probability, drawn at reset, that a tick delivers the previous
+    tick's delayed terms again (a lost message: the runtime holds the last sample)."""
     add_noise: bool = True
     """Whether the terms' noise is applied."""
+
+    @property
+    def max_delay_ticks(self) -> int:
+        """Oldest observation a tick can deliver, in ticks (delay plus jitter)."""
+        from sim2real.mdp.ranges import bounds
+        high = int(round(bounds(self.delay_ticks)[1]))
+        return high + (1 if self.jitter_prob > 0.0 else 0)
 
 
 @dataclass
@@ -83,6 +99,28 @@ class TermClassCfg:
 
 
 @dataclass
+class RandomParamCfg:
+    """One dimension of the randomization box: a scalar range drawn per env.
+
+    ``sim2real robustness`` pins it at its nominal value, its edges, 1.25x past them and at
+    every corner of the box. Stochastic processes (noise, wind, pushes, per-rotor or
+    per-joint spreads around the drawn value) stay as in training at every point.
+    """
+
+    path: str
+    """Where the range lives in the EnvCfg (see sim2real.mdp.ranges), e.g.
+    'events.mass.value_range'."""
+    nominal: float
+    """The robot's nominal value in the range's units (the URDF's, or 0 delay)."""
+    unit: str
+    """Units of the range, e.g. 'x nominal', 'kg', 'ticks (10 ms)'."""
+    integer: bool = False
+    """Whole numbers only (delays in ticks)."""
+    source: str = ''
+    """Where the nominal value and the range come from."""
+
+
+@dataclass
 class EnvCfg:
     """A batched RL environment."""
 
@@ -106,6 +144,8 @@ class EnvCfg:
     """Command generators."""
     metrics: TermClassCfg | None = None
     """Task metrics (success, errors) accumulated over episodes."""
+    randomization: dict[str, RandomParamCfg] = field(default_factory=dict)
+    """The randomization box: the scalar parameters each episode draws (names with units)."""
     num_envs: int = 4096
     """Number of parallel environments."""
     num_threads: int = 0

@@ -13,6 +13,7 @@ import dataclasses
 import inspect
 
 from sim2real.contract import Contract, ObservationTermSpec
+from sim2real.mdp.ranges import bounds
 
 
 def _rotor_description(scene) -> dict:
@@ -40,7 +41,11 @@ def contract_from_env(env) -> Contract:
     else:
         robot = _rotor_description(scene)
     robot_params = dict(robot['robot_params'])
-    robot_params['observation_delay_ticks_trained'] = list(group.delay_ticks)
+    robot_params['observation_delay_ticks_trained'] = [
+        int(round(b)) for b in bounds(group.delay_ticks)]
+    if group.jitter_prob > 0.0 or bounds(group.dropout_prob)[1] > 0.0:
+        robot_params['observation_jitter_prob_trained'] = group.jitter_prob
+        robot_params['observation_dropout_prob_trained'] = list(bounds(group.dropout_prob))
     return Contract(
         task=env.cfg.task,
         robot=scene.robot_name,

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import torch
 
+from sim2real.mdp.ranges import sample_range
+
 _OPERATIONS = ('scale', 'add', 'abs')
 
 
@@ -36,7 +38,7 @@ def randomize_body_field(env, env_ids: torch.Tensor, field: str, body: int,
     default = defaults[env_ids, body]
     width = default.shape[1] if (per_axis and default.dim() > 1) else 1
     shape = (len(env_ids), width) if default.dim() > 1 else (len(env_ids),)
-    sample = sample_uniform(env, *value_range, shape)
+    sample = sample_range(env, env_ids, value_range, shape)
     values[env_ids, body] = apply_operation(default, sample, operation).to(values.dtype)
     env.scene.backend.set_const(env_ids)
 

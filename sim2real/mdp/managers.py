@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from sim2real.mdp.cfg import EventTermCfg, ObsGroupCfg, RewardTermCfg, TerminationTermCfg
+from sim2real.mdp.ranges import bounds, sample_int_range, sample_range
 from sim2real.sim.state import Stateful
 
 
@@ -42,10 +43,11 @@ def _term_key(term) -> tuple | None:
 
 
 class ObservationManager(Stateful):
-    """Computes observation groups with scaling, clipping, noise and per-env delay."""
+    """Computes observation groups with scaling, clipping, noise, per-env delay, delay jitter
+    and dropout (the last two for groups that configure them)."""
 
-    STATE = ('_delay', '_previous')
-    NOT_STATE = ('env',)
+    STATE = ('_delay', '_ring', '_head', '_fresh', '_drop_prob', '_held')
+    NOT_STATE = ('env', '_columns')
 
     def __init__(self, env, groups: dict[str, ObsGroupCfg]):
         """Resolve term sizes by calling each term once."""
@@ -58,16 +60,63 @@ class ObservationManager(Stateful):
         n = env.num_envs
         self._delay = {g: torch.zeros(n, dtype=torch.long) for g in groups}
         self._keys = {id(t): _term_key(t) for cfg in groups.values() for t in cfg.terms.values()}
-        self._previous: dict[str, torch.Tensor] = {}
+        self._columns = {g: self._delayed_columns(g) for g in groups if self._lagged(g)}
+        self._ring: dict[str, torch.Tensor] = {}    # (N, max delay + 1, delayed columns)
+        self._head = {g: 0 for g in self._columns}
+        self._fresh = {g: torch.ones(n, dtype=torch.bool) for g in self._columns}
+        self._drop_prob = {g: torch.zeros(n, dtype=torch.float64) for g in self._columns}
+        self._held: dict[str, torch.Tensor] = {}    # last delivered delayed columns
+
+    def load_state_dict(self, state: dict) -> None:
+        """Load a state; one saved before the delay ring (a '_previous' vector per group of
+        at most one tick of delay) is converted to the ring it corresponds to."""
+        if '_previous' in state and '_ring' not in state:
+            state = self._from_previous(state)
+        super().load_state_dict(state)
+
+    def _from_previous(self, old: dict) -> dict:
+        """The ring state equal to an old one-tick '_previous' state."""
+        ring, held, head, fresh, drop = {}, {}, {}, {}, {}
+        n = self.env.num_envs
+        for g in self._columns:
+            previous = old['_previous'].get(g)
+            fresh[g] = torch.ones(n, dtype=torch.bool)
+            drop[g] = torch.zeros(n, dtype=torch.float64)
+            head[g] = 0
+            if previous is None or self.groups[g].max_delay_ticks != 1:
+                continue   # nothing computed yet (or not a one-tick group): refilled at once
+            cols = self._columns[g]
+            values = previous if cols is None else previous[:, cols]
+            fresh[g] = torch.isnan(values[:, 0])
+            ring[g] = values[:, None, :].repeat(1, 2, 1)
+            held[g] = values.clone()
+        return {'_delay': old['_delay'], '_ring': ring, '_head': head, '_fresh': fresh,
+                '_drop_prob': drop, '_held': held}
+
+    def _lagged(self, group: str) -> bool:
+        """Whether a group's delivered vector can differ from its current one."""
+        cfg = self.groups[group]
+        return cfg.max_delay_ticks > 0 or bounds(cfg.dropout_prob)[1] > 0.0
+
+    def _delayed_columns(self, group: str) -> torch.Tensor | None:
+        """Indices of the delayed terms' columns, or None when every term is delayed."""
+        cfg, cols, start = self.groups[group], [], 0
+        for name, size in self.term_sizes[group].items():
+            if cfg.terms[name].delayed:
+                cols.extend(range(start, start + size))
+            start += size
+        return None if start == len(cols) else torch.tensor(cols, dtype=torch.long)
 
     def reset(self, env_ids: torch.Tensor) -> None:
-        """Draw each group's per-env delay for the reset envs."""
+        """Draw each group's per-env delay (and dropout probability) for the reset envs."""
         for g, cfg in self.groups.items():
-            lo, hi = cfg.delay_ticks
-            self._delay[g][env_ids] = torch.randint(
-                lo, hi + 1, (len(env_ids),), generator=self.env.rng)
-            if g in self._previous:
-                self._previous[g][env_ids] = torch.nan  # refilled by the next compute
+            self._delay[g][env_ids] = sample_int_range(self.env, env_ids, cfg.delay_ticks)
+            if g not in self._columns:
+                continue
+            self._fresh[g][env_ids] = True   # the next compute fills their history
+            if bounds(cfg.dropout_prob)[1] > 0.0:
+                self._drop_prob[g][env_ids] = sample_range(
+                    self.env, env_ids, cfg.dropout_prob, (len(env_ids),))
 
     def compute_group(self, group: str, cache: dict | None = None) -> torch.Tensor:
         """Current (undelayed) observation vector of one group, (N, D). Raw term outputs
@@ -98,22 +147,49 @@ class ObservationManager(Stateful):
         return cache[key]
 
     def compute(self) -> dict[str, torch.Tensor]:
-        """All groups, each delayed per env by 0 or 1 tick as drawn at reset."""
+        """All groups, each delivered as its delay, jitter and dropout say."""
         out = {}
         cache = {}
-        for g, cfg in self.groups.items():
+        for g in self.groups:
             current = self.compute_group(g, cache)
-            if cfg.delay_ticks[1] == 0:   # never delayed: no history to keep
-                out[g] = current
-                continue
-            previous = self._previous.get(g)
-            if previous is None:
-                previous = current
-            # the previous tick only where delayed and not refilled since a reset (one
-            # select over (N, D): at 4096 envs each costs ~0.1 ms)
-            use_previous = (self._delay[g] > 0) & ~torch.isnan(previous[:, 0])
-            out[g] = torch.where(use_previous[:, None], previous, current)
-            self._previous[g] = current
+            out[g] = self._deliver(g, current) if g in self._columns else current
+        return out
+
+    def _deliver(self, group: str, current: torch.Tensor) -> torch.Tensor:
+        """Push this tick's vector into the group's history and read what arrives.
+
+        Per env: the vector lag = delay (+1 with probability jitter_prob, at most the
+        history's length) ticks old, or with the env's dropout probability the previous
+        delivered one again. Envs reset since the last tick have only this tick's vector.
+        """
+        cfg, cols = self.groups[group], self._columns[group]
+        values = current if cols is None else current[:, cols]
+        depth = cfg.max_delay_ticks + 1
+        ring = self._ring.get(group)
+        fresh = self._fresh[group]
+        if ring is None:
+            ring = self._ring[group] = values[:, None, :].repeat(1, depth, 1)
+            self._held[group] = values.clone()
+        head = self._head[group] = (self._head[group] + 1) % depth
+        ring[:, head] = values
+        if bool(fresh.any()):
+            ring[fresh] = values[fresh][:, None, :]
+        lag = self._delay[group]
+        if cfg.jitter_prob > 0.0:
+            late = torch.rand(lag.shape, generator=self.env.rng, dtype=torch.float64)
+            lag = (lag + (late < cfg.jitter_prob).long()).clamp(max=depth - 1)
+        rows = torch.arange(values.shape[0])
+        delivered = ring[rows, (head - lag) % depth]
+        if bounds(cfg.dropout_prob)[1] > 0.0:
+            drop = torch.rand(lag.shape, generator=self.env.rng, dtype=torch.float64)
+            drop = (drop < self._drop_prob[group]) & ~fresh
+            delivered = torch.where(drop[:, None], self._held[group], delivered)
+        self._held[group] = delivered
+        fresh.zero_()
+        if cols is None:
+            return delivered
+        out = current.clone()
+        out[:, cols] = delivered
         return out
 
 

@@ -5,11 +5,17 @@ from __future__ import annotations
 import torch
 
 from sim2real.contract import ActionSpec
+from sim2real.mdp.ranges import bounds, sample_int_range
 from sim2real.sim.state import Stateful
 
 
 class _DelayedAction(Stateful):
-    """Clips policy outputs, keeps the last one, and delays it 0..max ticks per env."""
+    """Clips policy outputs, keeps the last ones, and delays them 0..max ticks per env.
+
+    The observed history (``history``) holds the last ``history_ticks`` outputs whatever
+    the delay range: the observation layout is fixed by the task, never by a randomization
+    range. The delay line behind it is as long as the largest delay drawn.
+    """
 
     STATE = ('last_action', '_history', '_delay')
     NOT_STATE = ('env', 'scene', '_rows')
@@ -17,30 +23,39 @@ class _DelayedAction(Stateful):
     size = 4
     kind = ''
 
-    def __init__(self, env, delay_ticks: tuple[int, int] = (0, 0)):
-        """delay_ticks: per-env action delay range in control ticks, drawn at reset."""
+    def __init__(self, env, delay_ticks=(0, 0), history_ticks: int = 4):
+        """delay_ticks: per-env action delay range in control ticks, drawn at reset (a
+        tuple or a PerEnvRange); history_ticks: past outputs the policy observes."""
+        if history_ticks < 1:
+            raise ValueError(f'history_ticks must be >= 1, got {history_ticks}')
         self.env = env
         self.scene = env.scene
         self.delay_ticks = delay_ticks
+        self.history_ticks = history_ticks
         n = env.num_envs
         self.last_action = torch.zeros(n, self.size)
         """Last clipped policy output, (N, 4) (an observation term)."""
-        self._history = torch.zeros(n, delay_ticks[1] + 1, self.size)
+        depth = max(history_ticks, int(round(bounds(delay_ticks)[1])) + 1)
+        self._history = torch.zeros(n, depth, self.size)
         self._delay = torch.zeros(n, dtype=torch.long)
         self._rows = torch.arange(n)
         self.scene.actuator.mode = self.kind
 
     @property
     def history(self) -> torch.Tensor:
-        """Last clipped outputs, newest first, (N, max delay + 1, 4)."""
-        return self._history
+        """Last clipped outputs, newest first, (N, history_ticks, 4)."""
+        return self._history[:, :self.history_ticks]
+
+    @property
+    def delay(self) -> torch.Tensor:
+        """Per-env action delay [control ticks], (N,)."""
+        return self._delay
 
     def reset(self, env_ids: torch.Tensor) -> None:
         """Zero the history and draw new delays for env_ids."""
         self.last_action[env_ids] = 0.0
         self._history[env_ids] = 0.0
-        lo, hi = self.delay_ticks
-        self._delay[env_ids] = torch.randint(lo, hi + 1, (len(env_ids),), generator=self.env.rng)
+        self._delay[env_ids] = sample_int_range(self.env, env_ids, self.delay_ticks)
         self.scene.actuator.command[env_ids] = self.to_command(self._history[env_ids, 0])
 
     def process(self, actions: torch.Tensor) -> None:
@@ -91,7 +106,7 @@ class ThrustBodyRatesAction(_DelayedAction):
             'max_body_rate_rad_s': self.max_body_rate_rad_s,
             'thrust_formula': 'hover_thrust_n * (1 + a[0])',
             'rates_formula': 'a[1:4] * max_body_rate_rad_s (roll, pitch, yaw; body frame)',
-            'delay_ticks_trained': list(self.delay_ticks)})
+            'delay_ticks_trained': _trained(self.delay_ticks)})
 
 
 class RotorSpeedsAction(_DelayedAction):
@@ -115,4 +130,9 @@ class RotorSpeedsAction(_DelayedAction):
             'min_speed_rad_s': rotors.min_speed_rad_s,
             'max_speed_rad_s': rotors.max_speed_rad_s,
             'speed_formula': 'min + (a + 1) / 2 * (max - min), rotor order of the URDF',
-            'delay_ticks_trained': list(self.delay_ticks)})
+            'delay_ticks_trained': _trained(self.delay_ticks)})
+
+
+def _trained(delay_ticks) -> list[int]:
+    """The delay range as [low, high] whole ticks for the contract."""
+    return [int(round(b)) for b in bounds(delay_ticks)]

@@ -7,6 +7,7 @@ import math
 import torch
 
 from sim2real.mdp.events import sample_uniform
+from sim2real.mdp.ranges import sample_range
 
 
 def reset_around_target(env, env_ids: torch.Tensor, offset_m: float, min_height_m: float,
@@ -47,10 +48,11 @@ def randomize_rotors(env, env_ids: torch.Tensor, thrust_scale: tuple[float, floa
     """Thrust coefficient (common x per-rotor mismatch) and motor time constant scales."""
     n = len(env_ids)
     act = env.scene.actuator
-    common = sample_uniform(env, *thrust_scale, (n, 1))
-    act.thrust_scale[env_ids] = common * sample_uniform(env, *rotor_mismatch, (n, 4))
+    common = sample_range(env, env_ids, thrust_scale, (n, 1))
+    act.thrust_scale[env_ids] = common * sample_range(env, env_ids, rotor_mismatch, (n, 4))
     nominal = env.scene.rotors.time_constant_s
-    act.time_constant_s[env_ids] = nominal * sample_uniform(env, *time_constant_scale, (n, 1))
+    act.time_constant_s[env_ids] = nominal * sample_range(env, env_ids, time_constant_scale,
+                                                          (n, 1))
 
 
 def external_force(env, env_ids: torch.Tensor, max_force_n: float) -> None:

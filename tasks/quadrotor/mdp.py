@@ -37,10 +37,10 @@ def ang_vel_b(env) -> torch.Tensor:
 
 
 def action_history(env) -> torch.Tensor:
-    """The policy's last clipped outputs, newest first, (N, 4 * (max action delay + 1)).
+    """The policy's last clipped outputs, newest first, (N, 4 * history_ticks).
 
-    With an action delay of up to d ticks, the last d + 1 outputs include every command
-    still in flight, so the policy can account for what it has already asked for.
+    With an action delay of up to history_ticks - 1 ticks, the history includes every
+    command still in flight, so the policy can account for what it has already asked for.
     """
     return env.action_term.history.flatten(1)
 
@@ -52,7 +52,7 @@ def physical_params(env) -> torch.Tensor:
     inertia = scene.backend.expand('body_inertia')[:, 1] / scene.nominal_inertia_t
     act = scene.actuator
     tau = act.time_constant_s / scene.rotors.time_constant_s
-    delay = env.action_term._delay[:, None]
+    delay = env.action_term.delay[:, None]
     force = scene.backend.xfrc_applied[:, 1, 0:3] / (scene.hover_thrust_n)
     return torch.cat([mass, inertia, act.thrust_scale, tau, delay, force], dim=1).float()
 
@@ -95,7 +95,7 @@ def action_l2sq(env) -> torch.Tensor:
 
 def action_rate_l2sq(env) -> torch.Tensor:
     """Squared change of the policy output between ticks, (N,)."""
-    history = env.action_term._history
+    history = env.action_term.history
     return (history[:, 0] - history[:, 1 % history.shape[1]]).square().sum(dim=1)
 
 

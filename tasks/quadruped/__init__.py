@@ -23,7 +23,18 @@ def register_tasks() -> None:
              'learn_threads': 2, 'act_threads': 2}
     register(TaskSpec('quadruped-flat', quadruped_flat_cfg,
                       'Go2-class quadruped: track (vx, vy, yaw rate) commands on flat ground',
-                      train))
+                      train, acceptance()))
     register(TaskSpec('quadruped-rough', quadruped_rough_cfg,
                       'Go2-class quadruped: track velocity commands on slopes, rough ground '
-                      'and stairs with a terrain curriculum', dict(train, max_iterations=1500)))
+                      'and stairs with a terrain curriculum', dict(train, max_iterations=1500),
+                      acceptance()))
+
+
+def acceptance() -> dict:
+    """Evaluated: falls <= 2 %, planar velocity error <= 0.1 m/s; at the box's edges and
+    corners <= 2 % and <= 0.12 m/s; 1.25x past an edge, falls <= 10 %."""
+    from sim2real.verdict import Floor
+    falls, error = Floor('fall_rate', '<=', 0.02), Floor('lin_vel_error_mps', '<=', 0.1)
+    box = (falls, Floor('lin_vel_error_mps', '<=', 0.12))
+    return {'eval': (falls, error), 'nominal': (falls, error), 'edge': box, 'corner': box,
+            'past_edge': (Floor('fall_rate', '<=', 0.10),)}

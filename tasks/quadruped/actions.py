@@ -11,6 +11,7 @@ from __future__ import annotations
 import torch
 
 from sim2real.contract import ActionSpec
+from sim2real.mdp.ranges import bounds, sample_int_range
 from sim2real.sim.delay import DelayBuffer
 from sim2real.sim.state import Stateful
 
@@ -31,14 +32,14 @@ class JointPositionAction(Stateful):
         self.scene = env.scene
         self.scale = scale
         self.clip = clip
-        self.delay_ticks = tuple(delay_ticks)
+        self.delay_ticks = delay_ticks
         n = env.num_envs
         self.size = len(self.scene.joint_names)
         self.last_action = torch.zeros(n, self.size)
         """Latest clipped policy output, (N, 12)."""
         self.prev_action = torch.zeros(n, self.size)
         """Clipped policy output one tick earlier, (N, 12)."""
-        self._buffer = DelayBuffer(n, (self.size,), delay_ticks[1], xp=torch,
+        self._buffer = DelayBuffer(n, (self.size,), int(round(bounds(delay_ticks)[1])), xp=torch,
                                    dtype=torch.float32)
         self._default = self.scene.default_joint_pos_rad
 
@@ -57,9 +58,7 @@ class JointPositionAction(Stateful):
         self.last_action[env_ids] = 0.0
         self.prev_action[env_ids] = 0.0
         self._buffer.reset(env_ids, 0.0)
-        lo, hi = self.delay_ticks
-        ticks = torch.randint(lo, hi + 1, (len(env_ids),), generator=self.env.rng)
-        self._buffer.set_delay(env_ids, ticks)
+        self._buffer.set_delay(env_ids, sample_int_range(self.env, env_ids, self.delay_ticks))
         self.scene.actuator.target_rad[env_ids] = self._default.double()
 
     def process(self, actions: torch.Tensor) -> None:
@@ -88,4 +87,4 @@ class JointPositionAction(Stateful):
                               'joint order of joint_names',
             'pd_formula': 'tau = kp (q* - q) - kd qd at physics rate, within the torque-speed '
                           'envelope of robot_params (stall_torque_nm, no_load_speed_rad_s)',
-            'delay_ticks_trained': list(self.delay_ticks)})
+            'delay_ticks_trained': [int(round(b)) for b in bounds(self.delay_ticks)]})

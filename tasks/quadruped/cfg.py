@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from sim2real.mdp.cfg import (
-    EnvCfg, EventTermCfg, ObsGroupCfg, ObsTermCfg, RewardTermCfg, TermClassCfg,
+    EnvCfg, EventTermCfg, ObsGroupCfg, ObsTermCfg, RandomParamCfg, RewardTermCfg, TermClassCfg,
     TerminationTermCfg)
 from sim2real.sim.terrain import TerrainCfg
 from sim2real.tasks.quadruped import events, mdp
@@ -135,6 +135,31 @@ def _events() -> dict[str, EventTermCfg]:
     }
 
 
+def randomization_box() -> dict[str, RandomParamCfg]:
+    """The quadruped's randomization box: scalar draws per env, nominal values cited."""
+    urdf = 'urdf/quadruped.urdf (urdf/README.md)'
+    delay = 'deploy path: 0-1 tick at 50 Hz (cfg.py action term); legged robots: ~1 tick'
+    return {
+        'foot_friction': RandomParamCfg('events.foot_friction.friction_range', 0.8,
+                                        'sliding friction', source='MuJoCo Menagerie Go2 '
+                                        'foot friction 0.8 (sim2real/sim/legged.py)'),
+        'payload_kg': RandomParamCfg('events.base_mass.mass_range_kg', 0.0, 'kg on the trunk',
+                                     source=f'{urdf} trunk mass'),
+        'link_mass_scale': RandomParamCfg('events.link_masses.scale_range', 1.0,
+                                          'x URDF link masses', source=urdf),
+        'kp_scale': RandomParamCfg('events.pd_gains.kp_scale', 1.0, 'x Kp (20 N m/rad)',
+                                   source='[LG] GO2 stiffness'),
+        'kd_scale': RandomParamCfg('events.pd_gains.kd_scale', 1.0, 'x Kd (0.5 N m s/rad)',
+                                   source='[LG] GO2 damping'),
+        'motor_strength': RandomParamCfg('events.motor_strength.strength_range', 1.0,
+                                         'x torque constant', source=urdf),
+        'action_delay_ticks': RandomParamCfg('action.delay_ticks', 0.0, 'ticks (20 ms)',
+                                             integer=True, source=delay),
+        'observation_delay_ticks': RandomParamCfg('observations.policy.delay_ticks', 0.0,
+                                                  'ticks (20 ms)', integer=True, source=delay),
+    }
+
+
 def rough_terrain() -> TerrainCfg:
     """legged_gym's terrain mix: 10 levels x 20 columns of 8 m tiles (sim2real.sim.terrain)."""
     return TerrainCfg()
@@ -174,6 +199,7 @@ def quadruped_rough_cfg(play: bool = False, action: str | None = None,
         },
         events=_events(),
         metrics=TermClassCfg(VelocityMetrics, {'tolerance_mps': 0.1, 'settle_s': 1.0}),
+        randomization=randomization_box(),
         physics_dt_s=0.005,
         decimation=4,
         episode_length_s=20.0,

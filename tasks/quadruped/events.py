@@ -12,6 +12,7 @@ import math
 import torch
 
 from sim2real.mdp.events import apply_operation, sample_uniform
+from sim2real.mdp.ranges import sample_range
 
 
 def _field(env, name: str) -> tuple[torch.Tensor, torch.Tensor]:
@@ -35,7 +36,7 @@ def randomize_foot_friction(env, env_ids: torch.Tensor,
     """Sliding friction of all four feet of an env ~ U(range) (absolute; feet win contacts)."""
     values, _ = _field(env, 'geom_friction')
     feet = torch.as_tensor(env.scene.info.foot_geom_ids)
-    mu = sample_uniform(env, *friction_range, (len(env_ids), 1))
+    mu = sample_range(env, env_ids, friction_range, (len(env_ids), 1))
     values[env_ids[:, None], feet[None, :], 0] = mu.to(values.dtype)
 
 
@@ -43,7 +44,7 @@ def randomize_base_mass(env, env_ids: torch.Tensor, mass_range_kg: tuple[float, 
     """Trunk mass = default + U(range) [kg] (a payload or battery spread)."""
     values, default = _field(env, 'body_mass')
     base = env.scene.info.base_body_id
-    sample = sample_uniform(env, *mass_range_kg, (len(env_ids),))
+    sample = sample_range(env, env_ids, mass_range_kg, (len(env_ids),))
     values[env_ids, base] = apply_operation(
         default[env_ids, base], sample, 'add').to(values.dtype)
     env.scene.backend.set_const(env_ids)
@@ -64,7 +65,7 @@ def randomize_link_masses(env, env_ids: torch.Tensor, scale_range: tuple[float, 
     values, default = _field(env, 'body_mass')
     links = _link_ids(env)
     rows, cols = env_ids[:, None], links[None, :]
-    sample = sample_uniform(env, *scale_range, (len(env_ids), len(links)))
+    sample = sample_range(env, env_ids, scale_range, (len(env_ids), len(links)))
     values[rows, cols] = apply_operation(
         default[rows, cols], sample, 'scale').to(values.dtype)
     env.scene.backend.set_const(env_ids)
@@ -75,15 +76,16 @@ def randomize_pd_gains(env, env_ids: torch.Tensor, kp_scale: tuple[float, float]
     """Per-joint Kp and Kd multipliers ~ U(range) (drive gain and friction spread)."""
     act = env.scene.actuator
     shape = (len(env_ids), act.num_joints)
-    act.kp_scale[env_ids] = sample_uniform(env, *kp_scale, shape)
-    act.kd_scale[env_ids] = sample_uniform(env, *kd_scale, shape)
+    act.kp_scale[env_ids] = sample_range(env, env_ids, kp_scale, shape)
+    act.kd_scale[env_ids] = sample_range(env, env_ids, kd_scale, shape)
 
 
 def randomize_motor_strength(env, env_ids: torch.Tensor,
                              strength_range: tuple[float, float]) -> None:
     """Per-joint motor strength (torque constant) multiplier ~ U(range)."""
     act = env.scene.actuator
-    act.strength[env_ids] = sample_uniform(env, *strength_range, (len(env_ids), act.num_joints))
+    act.strength[env_ids] = sample_range(env, env_ids, strength_range,
+                                         (len(env_ids), act.num_joints))
 
 
 # -- sensors ---------------------------------------------------------------------------

@@ -154,20 +154,27 @@ def test_observation_noise_std_and_switch(make_env):
 
 
 def test_env_policy_delay_of_one_tick(make_env):
-    """In a real env with policy delay 1, step k+1's policy obs is step k's undelayed obs."""
+    """In a real env with policy delay 1 (no jitter, no dropout), step k+1's sensor terms are
+    step k's undelayed ones; the action history (delayed=False) is step k+1's own."""
     def edit(cfg):
-        cfg.observations['policy'].delay_ticks = (1, 1)
+        group = cfg.observations['policy']
+        group.delay_ticks, group.jitter_prob, group.dropout_prob = (1, 1), 0.0, (0.0, 0.0)
     env = make_env(num_envs=4, play=True, edit=edit)
+    sensors = 3 + 9 + 3 + 3   # position error, rotation, linear and angular velocity
     actions = torch.zeros(4, 4)
     obs = env.step(actions)[0]['policy']
-    for _ in range(5):
+    for k in range(5):
         fresh = env.observations.compute_group('policy')
+        actions = torch.full((4, 4), 0.01 * (k + 1))
         obs, _, terminated, truncated, _ = env.step(actions)
         alive = ~(terminated | truncated)
         assert alive.any()
-        torch.testing.assert_close(obs['policy'][alive], fresh[alive], rtol=0, atol=0)
-        assert not torch.equal(obs['policy'][alive], env.observations.compute_group('policy')[
-            alive])
+        now = env.observations.compute_group('policy')
+        torch.testing.assert_close(obs['policy'][alive, :sensors], fresh[alive, :sensors],
+                                   rtol=0, atol=0)
+        torch.testing.assert_close(obs['policy'][alive, sensors:], now[alive, sensors:],
+                                   rtol=0, atol=0)
+        assert not torch.equal(obs['policy'][alive, :sensors], now[alive, :sensors])
 
 
 def test_interval_events_fire_on_schedule(make_env):
@@ -218,3 +225,70 @@ def test_unknown_event_mode_is_rejected(make_env):
     env = make_env(num_envs=2)
     with pytest.raises(ValueError, match='event "bad": unknown mode "sometimes"'):
         EventManager(env, {'bad': EventTermCfg(lambda env, ids: None, 'sometimes')})
+
+
+def test_jitter_makes_a_tick_one_older_and_undelayed_terms_stay_current(make_env):
+    """jitter_prob 1 with no delay: the previous tick's height; a delayed=False term is
+    always the current value."""
+    env = make_env()
+    _place(env)
+    manager = ObservationManager(env, {'g': ObsGroupCfg({
+        'z': ObsTermCfg(height_column),
+        'now': ObsTermCfg(height_column, delayed=False)}, jitter_prob=1.0)})
+    assert manager.groups['g'].max_delay_ticks == 1
+    manager.reset(torch.arange(4))
+    manager.compute()
+    _place(env, heights=(1.5, 2.5, 3.5, 4.5))
+    obs = manager.compute()['g']
+    torch.testing.assert_close(obs[:, 0], torch.tensor(HEIGHTS))
+    torch.testing.assert_close(obs[:, 1], torch.tensor([1.5, 2.5, 3.5, 4.5]))
+
+
+def test_dropout_repeats_the_last_delivered_values(make_env):
+    """Dropout probability 1: after a reset's first tick every tick repeats it; 0: never."""
+    env = make_env()
+    _place(env)
+    always = ObservationManager(env, {'g': ObsGroupCfg({'z': ObsTermCfg(height_column)},
+                                                       dropout_prob=(1.0, 1.0))})
+    never = ObservationManager(env, {'g': ObsGroupCfg({'z': ObsTermCfg(height_column)},
+                                                      dropout_prob=(0.0, 0.0))})
+    always.reset(torch.arange(4))
+    never.reset(torch.arange(4))
+    always.compute()
+    for heights in ((1.5, 2.5, 3.5, 4.5), (1.7, 2.7, 3.7, 4.7)):
+        _place(env, heights=heights)
+        torch.testing.assert_close(always.compute()['g'][:, 0], torch.tensor(HEIGHTS))
+        torch.testing.assert_close(never.compute()['g'][:, 0], torch.tensor(heights))
+    always.reset(torch.tensor([1]))   # a reset env delivers its current value once
+    torch.testing.assert_close(always.compute()['g'][:, 0],
+                               torch.tensor([1.0, 2.7, 3.0, 4.0]))
+
+
+def test_dropout_rate_matches_its_probability(make_env):
+    """Dropout probability 0.3 per tick: about 30 % of 64 envs x 50 ticks repeat (+-5 %)."""
+    env = make_env(num_envs=64)
+    manager = ObservationManager(env, {'g': ObsGroupCfg(
+        {'n': ObsTermCfg(lambda env: env.scene.pos_w[:, :1], noise_std=1.0)},
+        dropout_prob=(0.3, 0.3))})
+    manager.reset(torch.arange(64))
+    last = manager.compute()['g']
+    repeats = 0
+    for _ in range(50):
+        obs = manager.compute()['g']
+        repeats += int((obs == last).all(dim=1).sum())
+        last = obs
+    assert abs(repeats / (64 * 50) - 0.3) < 0.05
+
+
+def test_state_saved_before_the_delay_ring_still_loads(make_env):
+    """An old '_previous' state (one-tick delay) loads and delivers what it held."""
+    env = make_env()
+    _place(env)
+    groups = {'late': ObsGroupCfg({'z': ObsTermCfg(height_column)}, delay_ticks=(1, 1))}
+    manager = ObservationManager(env, groups)
+    manager.reset(torch.arange(4))
+    previous = torch.tensor([[7.0], [8.0], [torch.nan], [9.0]])
+    manager.load_state_dict({'_delay': {'late': torch.ones(4, dtype=torch.long)},
+                             '_previous': {'late': previous}})
+    out = manager.compute()['late'][:, 0]
+    torch.testing.assert_close(out, torch.tensor([7.0, 8.0, 3.0, 9.0]))

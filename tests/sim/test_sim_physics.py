@@ -97,13 +97,13 @@ def test_actuator_substep_thrust_and_clipping(model_and_rotors):
     act.reset(torch.tensor([0]), 1000.0)
     act.command = torch.tensor([[2000.0, 2000.0, 5000.0, -50.0]], dtype=torch.float64)
     thrust = act.substep(torch.zeros(1, 3, dtype=torch.float64), DT)
-    decay = math.exp(-DT / 0.15)
+    decay = math.exp(-DT / 0.1)   # the URDF's tau 0.1 s
     # 5000 clips to w_max = 2272.628, -50 clips to w_min = 0
     speeds = [2000 - 1000 * decay, 2000 - 1000 * decay,
               rotors.max_speed_rad_s - (rotors.max_speed_rad_s - 1000) * decay, 1000 * decay]
     torch.testing.assert_close(act.speed_rad_s[0], torch.tensor(speeds, dtype=torch.float64))
-    # 1013.24484^2 * 2.8815744627880866e-8 = 1026665.1 * 2.88157e-8 = 0.0295841 N
-    assert thrust[0, 0].item() == pytest.approx(0.0295841, abs=1e-7)
+    # w = 2000 - 1000 exp(-0.002 / 0.1) = 1019.80133; w^2 kf = 1039994.7 * 2.88157e-8 = 0.0299682 N
+    assert thrust[0, 0].item() == pytest.approx(0.0299682, abs=1e-7)
     torch.testing.assert_close(thrust[0], rotors.thrust_coefficient
                                * torch.tensor(speeds, dtype=torch.float64) ** 2)
 

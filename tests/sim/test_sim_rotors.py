@@ -36,11 +36,11 @@ VALID = """<?xml version="1.0"?>
 
 
 def test_shipped_urdf_rotor_values(quad_urdf):
-    """The Crazyflie URDF gives kf, km, tau 0.15 s, 4 rotors, directions +1 -1 +1 -1, +-28 mm."""
+    """The Crazyflie URDF gives kf, km, tau 0.1 s, 4 rotors, directions +1 -1 +1 -1, +-28 mm."""
     rotors = read_rotor_params(quad_urdf)
     assert rotors.thrust_coefficient == KF
     assert rotors.torque_coefficient == KM
-    assert rotors.time_constant_s == 0.15
+    assert rotors.time_constant_s == 0.1
     assert rotors.max_speed_rad_s == W_MAX
     assert rotors.min_speed_rad_s == 0.0
     assert rotors.directions == (1, -1, 1, -1)

@@ -25,8 +25,8 @@ TASKS = ('quadrotor-hover', 'quadrotor-track')
 TIMING_KEYS = ('wall_s', 'steps_per_s', 'segments')   # segments: wall_s of each stretch
 CONTRACT_KEY = 'sim2real.contract'
 # policy observation terms of quadrotor-hover: position error 3, rotation matrix 9,
-# linear velocity 3, angular velocity 3, the last 3 actions 3 x 4
-HOVER_OBS_SIZE = 3 + 9 + 3 + 3 + 12
+# linear velocity 3, angular velocity 3, the last 4 actions 4 x 4
+HOVER_OBS_SIZE = 3 + 9 + 3 + 3 + 16
 # the run shared by several tests (see `hover_run`)
 BASE_ENVS, BASE_ITERATIONS, EPISODES = 64, 3, 8
 
@@ -165,8 +165,13 @@ def test_train_export_eval_round_trip(hover_run):
     assert contract['action']['size'] == 4
 
     for policy, source in ((hover_run['onnx'], 'onnx'), (run_dir, 'checkpoint')):
-        result = json_line(run_cli('eval', policy, '--episodes', EPISODES, '--json',
-                                   cwd=hover_run['root']).stdout)
+        # 3 iterations do not fly: the verdict fails (exit 1) and says why on stderr
+        proc = run_cli('eval', policy, '--episodes', EPISODES, '--json', cwd=hover_run['root'],
+                       expect=1)
+        result = json_line(proc.stdout)
+        assert not result['verdict']['passed']
+        assert f'success_rate {result["success_rate"]:.4g} >= 0.9 not met' in proc.stderr
+        assert 'verdict eval quadrotor-hover: FAIL' in proc.stderr
         assert result['episodes'] == EPISODES
         assert result['source'] == source
         assert result['task'] == 'quadrotor-hover'
@@ -358,7 +363,7 @@ def test_eval_video_writes_an_animated_gif(hover_run, tmp_path):
     """eval --video renders one 7 s episode offscreen: a GIF with one frame per 40 ms."""
     gif = tmp_path / 'rollout.gif'
     result = json_line(run_cli('eval', hover_run['onnx'], '--episodes', '2', '--json',
-                               '--video', gif, cwd=tmp_path).stdout)
+                               '--video', gif, cwd=tmp_path, expect=1).stdout)
     assert result['video'] == str(gif)
     from PIL import Image
     with Image.open(gif) as image:
@@ -380,8 +385,33 @@ def test_train_and_eval_on_mjwarp(tmp_path):
     results = {}
     for backend in ('mujoco', 'mjwarp'):
         results[backend] = json_line(run_cli('eval', run, '--episodes', '8', '--json',
-                                             '--backend', backend, cwd=tmp_path).stdout)
+                                             '--backend', backend, cwd=tmp_path,
+                                             expect=1).stdout)
         assert results[backend]['backend'] == backend
     ref, warp = results['mujoco'], results['mjwarp']
     assert warp['success_rate'] == ref['success_rate']
     assert warp['termination_rate'] == pytest.approx(ref['termination_rate'], abs=1 / 8)
+
+
+@pytest.mark.slow
+def test_robustness_sweep_writes_its_report_and_exits_1_below_the_floors(hover_run, tmp_path):
+    """A 3-iteration policy over a covering design: every point judged, the three report
+    files written, one line per kind of point, and exit 1 (it is far below its floors)."""
+    proc = run_cli('robustness', hover_run['onnx'], '--episodes', '2', '--max-corners', '8',
+                   '--out', tmp_path, '--no-progress', cwd=tmp_path, expect=1)
+    assert 'FAIL corner:' in proc.stdout and 'verdict robustness quadrotor-hover: FAIL' in (
+        proc.stderr)
+    report = json.loads((tmp_path / 'robustness.json').read_text())
+    kinds = [p['kind'] for p in report['points']]
+    # 6 box parameters: 1 nominal, 12 edges, 4 physical x 2 + 2 one-sided past edges
+    assert (kinds.count('nominal'), kinds.count('edge'), kinds.count('past_edge')) == (1, 12, 10)
+    assert report['corner_design'] == 'strength-3 covering design'
+    assert not report['passed'] and report['failed_points'] > 0
+    assert all(p['episodes'] == 2 for p in report['points'])
+    past = {p['label'] for p in report['points'] if p['kind'] == 'past_edge'}
+    # delay 0-2 ticks: 2.5 rounds away from nominal to 3; tau x0.6-1.4: 0.5 and 1.5
+    assert {'action_delay_ticks=3', 'motor_tau_scale=1.5', 'motor_tau_scale=0.5',
+            'mass_scale=0.75'} <= past
+    text = (tmp_path / 'robustness.md').read_text()
+    assert '| motor_tau_scale | 0.6 - 1.4 | 1 |' in text and '**FAIL**' in text
+    assert (tmp_path / 'robustness.png').read_bytes()[:4] == b'\x89PNG'

@@ -62,6 +62,16 @@ def test_every_fault_ends_safe_within_two_ticks_without_violations(hil_result):
     for name in ('frozen_odom', 'frozen_imu', 'nan_odom', 'nan_imu', 'latency_spike'):
         assert faults[name]['fallback'], (name, faults[name])
     assert hil_result['limit_violations'] == 0
+    assert hil_result['verdict']['passed'] and len(hil_result['verdict']['lines']) == 9
+
+
+@pytest.mark.slow
+def test_sensor_age_is_measured_and_the_delay_fault_adds_its_10_to_15_ms(hil_result):
+    """The oldest sample a tick uses: a few ms in nominal flight (200 Hz odometry, 500 Hz
+    IMU), at least 8 ms more under the delay fault (10 ms + U(0, 5) ms on every message)."""
+    nominal = hil_result['observation_age_p99_ms']
+    assert 0.0 < nominal < 10.0, hil_result
+    assert hil_result['faults']['delay']['observation_age_p99_ms'] >= nominal + 8.0
 
 
 def test_policy_node_refuses_a_policy_whose_rate_differs_from_the_parameter_file(tmp_path):

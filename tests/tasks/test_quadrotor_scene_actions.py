@@ -93,7 +93,7 @@ def test_physical_params_of_a_nominal_env(make_env):
     assert params.shape == (2, 13)
     # mass 1, inertia 1 1 1, thrust scales 1 1 1 1, tau 1, delay 0, external force 0 0 0
     ones = torch.tensor([1.0] * 9 + [0.0] * 4)
-    ones[9] = env.action_term._delay[0].item()
+    ones[9] = env.action_term.delay[0].item()
     torch.testing.assert_close(params[0], ones)
 
 
@@ -133,3 +133,21 @@ def test_action_delay_and_clipping(make_env):
         torch.testing.assert_close(actuator.command, torch.full((1, 4), speed,
                                                                 dtype=torch.float64))
     torch.testing.assert_close(term.last_action, torch.full((1, 4), -0.5))
+
+
+@pytest.mark.parametrize('delay', [(0, 0), (0, 3), (5, 5)])
+def test_observed_action_history_is_fixed_by_the_task(make_env, delay):
+    """4 past outputs (16 entries) whatever the delay range; a 5-tick delay still delays."""
+    def edit(cfg):
+        _quiet(cfg)
+        cfg.action.params['delay_ticks'] = delay
+    env = make_env(num_envs=2, edit=edit)
+    assert mdp.action_history(env).shape == (2, 16)
+    assert env.observations.term_sizes['policy']['action_history'] == 16
+    if delay == (5, 5):
+        term = env.action_term
+        for k in range(6):
+            term.process(torch.full((2, 4), 0.1 * (k + 1)))
+        # the command now is the first output (0.1): thrust hover x 1.1
+        assert env.scene.actuator.command[0, 0].item() == pytest.approx(
+            1.1 * env.scene.hover_thrust_n, rel=1e-5)

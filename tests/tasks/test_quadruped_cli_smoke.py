@@ -9,11 +9,11 @@ from sim2real.export.onnx_policy import read_contract
 TIMEOUT_S = 300
 
 
-def _cli(*args, cwd):
+def _cli(*args, cwd, expect=0):
     """Run `python -m sim2real.cli.main args` and return its single JSON line."""
     proc = subprocess.run([sys.executable, '-m', 'sim2real.cli.main', *map(str, args)],
                           cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT_S)
-    assert proc.returncode == 0, f'{args}: exit {proc.returncode}\n{proc.stderr}'
+    assert proc.returncode == expect, f'{args}: exit {proc.returncode}\n{proc.stderr}'
     lines = [line for line in proc.stdout.splitlines() if line.strip()]
     assert len(lines) == 1, lines
     return json.loads(lines[0])
@@ -31,7 +31,9 @@ def test_train_export_eval_quadruped_flat(tmp_path):
     assert exported['max_abs_diff'] < 1e-5
     contract = read_contract(exported['onnx'])
     assert contract.action.kind == 'joint_position_offset' and contract.observation_size == 45
-    result = _cli('eval', exported['onnx'], '--episodes', 4, '--json', cwd=tmp_path)
+    # 2 iterations do not walk: the verdict fails and eval exits 1
+    result = _cli('eval', exported['onnx'], '--episodes', 4, '--json', cwd=tmp_path, expect=1)
+    assert not result['verdict']['passed'] and 'lin_vel_error_mps' in result['verdict']['text']
     assert result['task'] == 'quadruped-flat' and result['episodes'] == 4
     for key in ('lin_vel_error_mps', 'yaw_rate_error_radps', 'fall_rate'):
         assert key in result

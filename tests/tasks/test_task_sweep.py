@@ -15,12 +15,12 @@ QUADROTOR_TASKS = ('quadrotor-hover', 'quadrotor-track')
 QUADRUPED_TERMS = [('ang_vel_b', 3), ('projected_gravity', 3), ('velocity_command', 3),
                    ('joint_pos_rel', 12), ('joint_vel', 12), ('action_history', 12)]
 POLICY_TERMS = {
-    # name: size; hover 3 + 9 + 3 + 3 + 3 x 4 (actions of the last 3 ticks) = 30, track adds
-    # the reference velocity: 33
+    # name: size; hover 3 + 9 + 3 + 3 + 4 x 4 (actions of the last 4 ticks) = 34, track adds
+    # the reference velocity: 37
     'quadrotor-hover': [('position_error_w', 3), ('rotation_matrix', 9), ('lin_vel_b', 3),
-                        ('ang_vel_b', 3), ('action_history', 12)],
+                        ('ang_vel_b', 3), ('action_history', 16)],
     'quadrotor-track': [('position_error_w', 3), ('rotation_matrix', 9), ('lin_vel_b', 3),
-                        ('ang_vel_b', 3), ('action_history', 12), ('reference_velocity_w', 3)],
+                        ('ang_vel_b', 3), ('action_history', 16), ('reference_velocity_w', 3)],
     'quadruped-flat': QUADRUPED_TERMS,
     'quadruped-rough': QUADRUPED_TERMS,
 }

@@ -114,10 +114,10 @@ def test_joint_param_mismatch_is_named(error, field, overrides, joint_params_fil
 
 
 @pytest.mark.parametrize('obs_size, action_size, field', [
-    (31, 4, 'observation_size'), (30, 3, 'action.size')])
+    (35, 4, 'observation_size'), (34, 3, 'action.size')])
 def test_onnx_io_width_mismatch_is_named(obs_size, action_size, field, deploy_dir,
                                          quad_contract, quad_params_file):
-    """A graph 31 wide in (or 3 out) under a 30-in / 4-out contract is refused by name."""
+    """A graph 35 wide in (or 3 out) under a 34-in / 4-out contract is refused by name."""
     path = deploy_dir / f'io_{obs_size}_{action_size}.onnx'
     torch.onnx.export(torch.nn.Linear(obs_size, action_size).eval(),
                       (torch.zeros(1, obs_size),), str(path), input_names=['obs'],

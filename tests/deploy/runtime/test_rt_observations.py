@@ -20,9 +20,10 @@ def _bridge_odom(qpos, qvel, stamp_s):
 
 
 def test_runtime_observation_matches_env_for_20_random_steps(make_env, quad_params_file):
-    """3 envs x 21 states (3-deep action history, a time-out reset at step 10): <= 1e-5."""
+    """3 envs x 21 states (4-deep action history, a time-out reset at step 10): <= 1e-5."""
     def no_obs_delay(cfg):
-        cfg.observations['policy'].delay_ticks = (0, 0)
+        group = cfg.observations['policy']
+        group.delay_ticks, group.jitter_prob, group.dropout_prob = (0, 0), 0.0, (0.0, 0.0)
         cfg.episode_length_s = 0.1
     env = make_env(num_envs=3, play=True, edit=no_obs_delay)
     runtimes = [Runtime.from_files(None, quad_params_file) for _ in range(3)]
@@ -45,11 +46,11 @@ def test_runtime_observation_matches_env_for_20_random_steps(make_env, quad_para
             runtime.put('odom', _bridge_odom(qpos[i], qvel[i], float(step)))
             runtime.put('setpoint', Sample({'pos_w': target[i]}, float(step), float(step)))
             got = runtime.observation()
-            assert got.dtype == np.float32 and got.shape == (1, 30)
+            assert got.dtype == np.float32 and got.shape == (1, 34)
             np.testing.assert_allclose(got[0], obs[i].numpy(), atol=1e-5, rtol=0)
             compared += 1
     assert compared == 63 and resets >= 3
-    assert env.action_term.history.shape == (3, 3, 4)
+    assert env.action_term.history.shape == (3, 4, 4)
 
 
 def test_scale_and_clip_follow_the_contract(quad_contract):
@@ -58,12 +59,12 @@ def test_scale_and_clip_follow_the_contract(quad_contract):
     obs = builder.build({
         'pos_w': np.zeros(3), 'target_pos_w': np.array([3.0, 0.0, -1.0]),
         'rotmat_wb': np.eye(3), 'lin_vel_b': np.array([4.0, 30.0, -30.0]),
-        'ang_vel_b': np.array([1.0, 0.0, 80.0]), 'action_history': np.ones((3, 4))})
+        'ang_vel_b': np.array([1.0, 0.0, 80.0]), 'action_history': np.ones((4, 4))})
     np.testing.assert_allclose(obs[0, 0:3], [2.0, 0.0, -1.0])          # clip 2
     np.testing.assert_allclose(obs[0, 3:12], np.eye(3).reshape(-1))
     np.testing.assert_allclose(obs[0, 12:15], [2.0, 5.0, -5.0])
     np.testing.assert_allclose(obs[0, 15:18], [0.25, 0.0, 10.0])       # scale .25, clip 10
-    np.testing.assert_allclose(obs[0, 18:30], np.ones(12))
+    np.testing.assert_allclose(obs[0, 18:34], np.ones(16))
 
 
 def test_unknown_term_is_named(quad_contract):
@@ -79,7 +80,7 @@ def test_policy_runner_uses_one_thread_each_and_is_deterministic(quad_policy):
     runner = PolicyRunner(quad_policy)
     options = runner.session.get_session_options()
     assert (options.intra_op_num_threads, options.inter_op_num_threads) == (1, 1)
-    obs = np.linspace(-1, 1, 30, dtype=np.float32)[None, :]
+    obs = np.linspace(-1, 1, 34, dtype=np.float32)[None, :]
     (first, wall_s), (second, _) = runner.run(obs), runner.run(obs)
     assert first.shape == (4,) and first.dtype == np.float64 and wall_s > 0.0
     np.testing.assert_array_equal(first, second)

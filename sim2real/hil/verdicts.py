@@ -1,0 +1,87 @@
+"""HIL verdicts: one readable line per scenario (pass or FAIL and why), from its figures.
+
+The nominal run passes when it flew (or walked) with the node active throughout, within
+the scenario's error bound and without a limit violation; a fault run passes when its
+outcome is the one its FaultCase expects (``recovered_safe``, sim2real.hil.scenarios).
+"""
+
+from __future__ import annotations
+
+import math
+
+from sim2real.hil.scenarios import Scenario
+
+MAX_TICKS = 2
+"""Control ticks a latch or watchdog may take once its condition holds."""
+
+
+def nominal_verdict(result: dict, sc: Scenario, robot_kind: str) -> tuple[bool, str]:
+    """The nominal run: active throughout, error within bound, no limit violation."""
+    reasons = []
+    states = result.get('nominal_states', [])
+    if states != ['active']:
+        reasons.append(f'node states {states} (expected only active)')
+    if robot_kind == 'walker':
+        if result.get('fell'):
+            reasons.append('fell')
+        error, bound = result.get('lin_vel_error_mps', math.nan), sc.nominal_lin_vel_error_mps
+        what = f'velocity error {error:.3f} m/s'
+    else:
+        error, bound = result.get('hover_error_m', math.nan), sc.nominal_error_m
+        what = f'hover error {error:.3f} m'
+    if not error <= bound:
+        reasons.append(f'{what} > {bound:g}')
+    own = result.get('nominal_limit_violations', 0)
+    if own:
+        reasons.append(f'{own} limit violations')
+    if reasons:
+        return False, 'FAIL nominal: ' + '; '.join(reasons)
+    return True, f'pass nominal: {what} <= {bound:g}, active throughout, no limit violation'
+
+
+def fault_verdict(name: str, r: dict, sc: Scenario) -> tuple[bool, str]:
+    """One fault run: what it should cause, and whether it did."""
+    expect = r['expect']
+    reasons = []
+    # a walker that fell back to damping and sank is safe (sim2real.hil.quadruped)
+    if r.get('crashed') or (r.get('fell') and expect == 'tolerate' and not r.get('fallback')):
+        reasons.append('crashed' if r.get('crashed') else 'fell')
+    if r['limit_violations']:
+        reasons.append(f'{r["limit_violations"]} limit violations')
+    if expect == 'tolerate':
+        err = r.get('max_error_m')
+        if err is not None and not err <= sc.tolerate_error_m and not r.get('fallback'):
+            reasons.append(f'{err:.2f} m off target > {sc.tolerate_error_m:g} m '
+                           f'(tilt up to {r.get("max_tilt_rad", math.nan):.2f} rad)')
+        how = 'flown through' if not r.get('fallback') else 'safe in fallback'
+        if not r.get('fallback') and r.get('max_error_m') is not None:
+            how += f', within {r["max_error_m"]:.2f} m of the target'
+    else:
+        ticks = r['ticks_to_safe']
+        who = 'fallback' if expect == 'latch' else 'bridge watchdog'
+        if ticks < 0:
+            reasons.append(f'no {who}')
+        elif ticks > MAX_TICKS:
+            reasons.append(f'{who} after {ticks} ticks > {MAX_TICKS}')
+        tilt = r.get('max_tilt_rad')
+        if tilt is not None and not tilt < sc.node.get('max_tilt_rad', math.inf):
+            reasons.append(f'tilted {tilt:.2f} rad')
+        how = f'{who} after {ticks} ticks'
+    if not r['recovered_safe'] and not reasons:
+        reasons.append('not safe (see the JSON: damping not commanded or not level)')
+    if reasons:
+        return False, f'FAIL {name} ({expect}): ' + '; '.join(reasons)
+    return True, f'pass {name} ({expect}): {how}'
+
+
+def hil_verdict(result: dict, sc: Scenario, robot_kind: str) -> dict:
+    """Every scenario's line and the overall verdict."""
+    lines, passed = [], True
+    ok, line = nominal_verdict(result, sc, robot_kind)
+    passed &= ok
+    lines.append(line)
+    for name, r in result.get('faults', {}).items():
+        ok, line = fault_verdict(name, r, sc)
+        passed &= ok
+        lines.append(line)
+    return {'passed': passed, 'lines': lines}

@@ -1,0 +1,66 @@
+"""Verdicts: floors a task states for its metrics, judged in words a person can read.
+
+A command that judges (``eval``, ``robustness``, ``hil``) prints one line per check,
+``pass`` or ``FAIL`` with the figure and its floor, and exits with status 1 when any fails.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import math
+from typing import Iterable
+
+EXIT_FAIL = 1
+"""Exit status of a command whose verdict is fail (2 stays for errors)."""
+
+
+@dataclass(frozen=True)
+class Floor:
+    """One acceptance bound: metric op value, e.g. success_rate >= 0.9."""
+
+    metric: str
+    """Key of the metric in a result dict."""
+    op: str
+    """'>=' (at least) or '<=' (at most)."""
+    value: float
+    """The bound."""
+
+    def __post_init__(self):
+        """Only the two comparisons."""
+        if self.op not in ('>=', '<='):
+            raise ValueError(f'Floor op must be ">=" or "<=", got {self.op!r}')
+
+    def holds(self, result: dict) -> bool:
+        """Whether result[metric] meets the bound (a missing or NaN figure does not)."""
+        figure = result.get(self.metric)
+        if figure is None or not math.isfinite(float(figure)):
+            return False
+        return figure >= self.value if self.op == '>=' else figure <= self.value
+
+    def describe(self, result: dict) -> str:
+        """'success_rate 0.912 >= 0.9' (or 'is missing'); a figure that fails its floor
+        with 4 digits showing it at the floor gets more digits."""
+        figure = result.get(self.metric)
+        if figure is None:
+            return f'{self.metric} is missing (needs {self.op} {self.value:g})'
+        text = f'{float(figure):.4g}'
+        if not self.holds(result) and float(text) == self.value:
+            text = f'{float(figure):.8g}'
+        return f'{self.metric} {text} {self.op} {self.value:g}'
+
+
+def judge(result: dict, floors: Iterable[Floor]) -> tuple[bool, str]:
+    """(passed, 'pass: a, b' or 'FAIL: a (needs ...), b') over every floor."""
+    passed, parts = True, []
+    for floor in floors:
+        ok = floor.holds(result)
+        passed &= ok
+        parts.append(floor.describe(result) if ok else f'{floor.describe(result)} not met')
+    if not parts:
+        return True, 'pass (no floors stated)'
+    return passed, ('pass: ' if passed else 'FAIL: ') + ', '.join(parts)
+
+
+def as_dicts(floors: Iterable[Floor]) -> list[dict]:
+    """Floors as JSON-ready dicts."""
+    return [{'metric': f.metric, 'op': f.op, 'value': f.value} for f in floors]

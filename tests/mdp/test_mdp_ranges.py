@@ -1,0 +1,120 @@
+"""Randomization ranges: tuples draw as before, per-env ranges pin, config paths resolve."""
+
+import pytest
+import torch
+
+from sim2real.mdp.events import sample_uniform
+from sim2real.mdp.ranges import (
+    bounds, EdgeRange, get_path, PerEnvRange, sample_int_range, sample_range, set_path)
+from sim2real.tasks import make_env_cfg
+
+
+class _Env:
+    """What the samplers read from an env: its generator."""
+
+    def __init__(self, seed=0):
+        self.rng = torch.Generator().manual_seed(seed)
+
+
+def test_tuple_range_draws_the_same_numbers_as_sample_uniform():
+    """A tuple range takes the same numbers from the generator as sample_uniform did."""
+    a = sample_range(_Env(), torch.arange(5), (0.8, 1.2), (5, 3))
+    b = sample_uniform(_Env(), 0.8, 1.2, (5, 3))
+    torch.testing.assert_close(a, b, rtol=0, atol=0)
+    assert a.dtype == torch.float64 and bool(((a >= 0.8) & (a <= 1.2)).all())
+
+
+def test_per_env_range_pins_rows_and_leaves_other_draws_alone():
+    """Rows 1 and 3 pinned at 0.5 and 2.0; rows 0, 2 draw exactly what the tuple gives."""
+    ids = torch.arange(4)
+    pinned = PerEnvRange(torch.tensor([0.8, 0.5, 0.8, 2.0], dtype=torch.float64),
+                         torch.tensor([1.2, 0.5, 1.2, 2.0], dtype=torch.float64))
+    a = sample_range(_Env(), ids, pinned, (4, 2))
+    b = sample_range(_Env(), ids, (0.8, 1.2), (4, 2))
+    assert a[1].tolist() == [0.5, 0.5] and a[3].tolist() == [2.0, 2.0]
+    torch.testing.assert_close(a[[0, 2]], b[[0, 2]], rtol=0, atol=0)
+    # a subset of env ids reads its own rows
+    sub = sample_range(_Env(), torch.tensor([3, 1]), pinned, (2,))
+    assert sub.tolist() == [2.0, 0.5]
+
+
+def test_per_env_int_range_draws_the_tuples_numbers_in_its_free_rows():
+    """Delays: free rows (the trained 0-3) equal the tuple's draws; a pinned row holds 4."""
+    ids = torch.arange(6)
+    low = torch.tensor([0.0, 4.0, 0.0, 0.0, 2.0, 0.0], dtype=torch.float64)
+    high = torch.tensor([3.0, 4.0, 3.0, 3.0, 2.0, 3.0], dtype=torch.float64)
+    env_a, env_b = _Env(), _Env()
+    a = sample_int_range(env_a, ids, PerEnvRange(low, high, trained=(0.0, 3.0)))
+    b = sample_int_range(env_b, ids, (0, 3))
+    free = torch.tensor([True, False, True, True, False, True])
+    assert torch.equal(a[free], b[free]) and a[1] == 4 and a[4] == 2
+    assert torch.equal(env_a.rng.get_state(), env_b.rng.get_state())
+
+
+def test_int_ranges_cover_bounds_and_pin():
+    """Whole numbers in [0, 3] hit every value; a pinned row returns its value."""
+    env = _Env()
+    draws = sample_int_range(env, torch.arange(4000), (0, 3))
+    assert sorted(draws.unique().tolist()) == [0, 1, 2, 3]
+    pinned = PerEnvRange(torch.tensor([0.0, 4.0, 0.0]), torch.tensor([3.0, 4.0, 3.0]))
+    many = torch.stack([sample_int_range(env, torch.arange(3), pinned) for _ in range(500)])
+    assert (many[:, 1] == 4).all()
+    assert sorted(many[:, 0].unique().tolist()) == [0, 1, 2, 3]
+    assert bounds(pinned) == (0.0, 4.0) and bounds((1, 2)) == (1.0, 2.0)
+
+
+def test_per_env_range_refuses_inverted_bounds():
+    """high < low is an error, not a silent swap."""
+    with pytest.raises(ValueError, match='high bound is below'):
+        PerEnvRange(torch.tensor([1.0]), torch.tensor([0.5]))
+
+
+def test_config_paths_resolve_and_set():
+    """Every declared box path of every task names a range that exists in its config."""
+    for task in ('quadrotor-hover', 'quadrotor-track', 'quadruped-flat', 'quadruped-rough'):
+        cfg = make_env_cfg(task)
+        assert cfg.randomization, task
+        for name, param in cfg.randomization.items():
+            low, high = bounds(get_path(cfg, param.path))
+            assert low <= param.nominal <= high, (task, name)
+    cfg = make_env_cfg('quadrotor-hover')
+    set_path(cfg, 'events.mass.value_range', (1.0, 1.0))
+    assert cfg.events['mass'].params['value_range'] == (1.0, 1.0)
+    set_path(cfg, 'observations.policy.delay_ticks', (1, 1))
+    assert cfg.observations['policy'].delay_ticks == (1, 1)
+    with pytest.raises(KeyError, match='no "nope"'):
+        get_path(cfg, 'events.nope.value_range')
+
+
+def test_quadrotor_physical_ranges_are_centred_on_the_urdf_values():
+    """Mass, inertia, thrust and motor time constant: nominal in the middle of the range."""
+    cfg = make_env_cfg('quadrotor-hover')
+    for name in ('mass_scale', 'inertia_scale', 'thrust_scale', 'motor_tau_scale'):
+        param = cfg.randomization[name]
+        low, high = bounds(get_path(cfg, param.path))
+        assert param.nominal - low == pytest.approx(high - param.nominal), name
+
+
+def test_edge_range_draws_bounds_at_its_rate():
+    """edge_prob 0.4: about 20 % of draws at each bound (+-3 %), the rest inside."""
+    env = _Env()
+    draws = sample_range(env, torch.arange(20000), EdgeRange(0.5, 1.5, 0.4), (20000,))
+    assert abs(float((draws == 0.5).double().mean()) - 0.2) < 0.03
+    assert abs(float((draws == 1.5).double().mean()) - 0.2) < 0.03
+    assert bool(((draws >= 0.5) & (draws <= 1.5)).all())
+    ticks = sample_int_range(env, torch.arange(20000), EdgeRange(0, 3, 0.4))
+    # bounds: 0.4 / 2 + 0.6 / 4 = 0.35 each; inner values 0.15 each
+    assert abs(float((ticks == 3).double().mean()) - 0.35) < 0.03
+    assert abs(float((ticks == 1).double().mean()) - 0.15) < 0.03
+    assert bounds(EdgeRange(0, 3, 0.4)) == (0.0, 3.0)
+
+
+def test_bias_edges_wraps_every_box_range():
+    """bias_edges makes every box range an EdgeRange of the same bounds."""
+    from sim2real.mdp.ranges import bias_edges
+    cfg = make_env_cfg('quadrotor-hover')
+    before = {p.path: bounds(get_path(cfg, p.path)) for p in cfg.randomization.values()}
+    bias_edges(cfg, 0.3)
+    for path, span in before.items():
+        value = get_path(cfg, path)
+        assert isinstance(value, EdgeRange) and bounds(value) == span and value.edge_prob == 0.3
