@@ -81,6 +81,23 @@ def _run_batch(loaded: LoadedPolicy, points: list[Point], params: list[BoxParam]
             for i in range(len(points))]
 
 
+def resolution_warnings(floors: dict, episodes: int) -> list[str]:
+    """Rate floors that episodes per point cannot resolve: one bad episode already breaks
+    them (e.g. fall_rate <= 0.02 needs at least 50 episodes)."""
+    out = []
+    for kind, kind_floors in floors.items():
+        if kind == 'eval':   # not a point of the sweep
+            continue
+        for f in kind_floors:
+            if not f.metric.endswith('_rate'):
+                continue
+            slack = f.value if f.op == '<=' else 1.0 - f.value
+            if slack * episodes < 1.0:
+                out.append(f'{kind}: {f.metric} {f.op} {f.value:g} fails on one episode in '
+                           f'{episodes}; use --episodes >= {math.ceil(1.0 / slack)}')
+    return out
+
+
 def _judge_point(point: Point, summary: dict, floors: dict) -> dict:
     """The point's figures, interval and verdict."""
     n = summary['episodes']
@@ -105,6 +122,9 @@ def run_robustness(policy_path: str | Path, episodes: int = 32, seed: int = 1234
                                        else {'action': loaded.action}))
     params = box_params(cfg)
     points, corner_design = design(params, max_corners)
+    warnings = resolution_warnings(spec.acceptance, episodes)
+    for text in warnings:
+        log.warning('%s', text)
     per_batch = max(1, batch_envs // episodes)
     summaries = []
     bar = _progress(len(points), progress)
@@ -124,6 +144,7 @@ def run_robustness(policy_path: str | Path, episodes: int = 32, seed: int = 1234
                  'source': p.cfg.source} for p in params],
         'floors': {kind: as_dicts(f) for kind, f in spec.acceptance.items()},
         'points': results,
+        'resolution_warnings': warnings,
         'passed': not failed,
         'failed_points': len(failed),
     }

@@ -57,6 +57,8 @@ def markdown(report: dict) -> str:
         source = (b['source'].splitlines() or [''])[0].replace('|', '/')
         lines.append(f'| {b["name"]} | {_cell(b["low"])} - {_cell(b["high"])} | '
                      f'{_cell(b["nominal"])} | {b["unit"]} | {source} |')
+    for text in report.get('resolution_warnings', []):
+        lines += ['', f'**Too few episodes per point**: {text}.']
     lines += ['', 'Floors: ' + '; '.join(
         f'{kind}: ' + ', '.join(f'{f["metric"]} {f["op"]} {f["value"]:g}' for f in floors)
         for kind, floors in report['floors'].items()), '']

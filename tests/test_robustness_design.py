@@ -62,3 +62,13 @@ def test_wilson_interval():
     low, high = wilson_interval(29, 32)
     assert low == pytest.approx(0.758, abs=0.005) and high == pytest.approx(0.968, abs=0.005)
     assert wilson_interval(0, 10)[0] == 0.0 and wilson_interval(10, 10)[1] == 1.0
+
+
+def test_too_few_episodes_for_a_rate_floor_are_named():
+    """fall_rate <= 0.02 needs 50 episodes; success >= 0.85 at 32 allows 4 failures."""
+    from sim2real.tasks import get_task
+    from sim2real.robustness import resolution_warnings
+    quad = resolution_warnings(get_task('quadruped-flat').acceptance, 16)
+    assert any('fall_rate <= 0.02' in w and '--episodes >= 50' in w for w in quad)
+    assert resolution_warnings(get_task('quadruped-flat').acceptance, 50) == []
+    assert resolution_warnings(get_task('quadrotor-hover').acceptance, 32) == []
