@@ -16,7 +16,7 @@ from sim2real.hil.processes import (
     node_command, NodeProcess, private_domain_id, ros_environment)
 from sim2real.hil import quadruped
 from sim2real.hil.scenarios import fault_run, nominal, quadrotor_faults, Scenario
-from sim2real.hil.verdicts import hil_verdict
+from sim2real.hil.verdicts import hil_verdict, hover_bound, walk_bound
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +127,7 @@ def _run_scenarios(procs, policy: Path, node_cfg: dict, bridge_cfg: dict, cases,
             'faults': fault_results,
             'wall_time_s': round(time.monotonic() - t0, 1),
         }
-        result['verdict'] = hil_verdict(result, sc, 'flyer')
+        result['verdict'] = hil_verdict(result, sc, hover_bound(sc))
         return result
     finally:
         mon.close()
@@ -168,7 +168,7 @@ def _run_quadruped(procs, node_cfg: dict, bridge_cfg: dict, cases, duration_s: f
             'faults': fault_results,
             'wall_time_s': round(time.monotonic() - t0, 1),
         }
-        result['verdict'] = hil_verdict(result, sc, 'walker')
+        result['verdict'] = hil_verdict(result, sc, walk_bound(sc))
         return result
     finally:
         mon.stop_cmd_vel()

@@ -7,6 +7,7 @@ outcome is the one its FaultCase expects (``recovered_safe``, sim2real.hil.scena
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 import math
 
 from sim2real.hil.scenarios import Scenario
@@ -15,28 +16,49 @@ MAX_TICKS = 2
 """Control ticks a latch or watchdog may take once its condition holds."""
 
 
-def nominal_verdict(result: dict, sc: Scenario, robot_kind: str) -> tuple[bool, str]:
-    """The nominal run: active throughout, error within bound, no limit violation."""
+@dataclass(frozen=True)
+class NominalBound:
+    """What the nominal run of a robot is judged on: one error figure of the result."""
+
+    key: str
+    """Result key of the error, e.g. 'hover_error_m'."""
+    limit: float
+    """Largest allowed error."""
+    label: str
+    """How the line names it, e.g. 'hover error'."""
+    unit: str
+    """Its unit, e.g. 'm'."""
+
+
+def hover_bound(sc: Scenario) -> NominalBound:
+    """A flyer's nominal run: mean distance to the hover target."""
+    return NominalBound('hover_error_m', sc.nominal_error_m, 'hover error', 'm')
+
+
+def walk_bound(sc: Scenario) -> NominalBound:
+    """A walker's nominal run: mean planar velocity error against the command."""
+    return NominalBound('lin_vel_error_mps', sc.nominal_lin_vel_error_mps, 'velocity error',
+                        'm/s')
+
+
+def nominal_verdict(result: dict, bound: NominalBound) -> tuple[bool, str]:
+    """The nominal run: active throughout, no fall, error within bound, no violation."""
     reasons = []
     states = result.get('nominal_states', [])
     if states != ['active']:
         reasons.append(f'node states {states} (expected only active)')
-    if robot_kind == 'walker':
-        if result.get('fell'):
-            reasons.append('fell')
-        error, bound = result.get('lin_vel_error_mps', math.nan), sc.nominal_lin_vel_error_mps
-        what = f'velocity error {error:.3f} m/s'
-    else:
-        error, bound = result.get('hover_error_m', math.nan), sc.nominal_error_m
-        what = f'hover error {error:.3f} m'
-    if not error <= bound:
-        reasons.append(f'{what} > {bound:g}')
+    if result.get('fell'):
+        reasons.append('fell')
+    error = result.get(bound.key, math.nan)
+    what = f'{bound.label} {error:.3f} {bound.unit}'
+    if not error <= bound.limit:
+        reasons.append(f'{what} > {bound.limit:g}')
     own = result.get('nominal_limit_violations', 0)
     if own:
         reasons.append(f'{own} limit violations')
     if reasons:
         return False, 'FAIL nominal: ' + '; '.join(reasons)
-    return True, f'pass nominal: {what} <= {bound:g}, active throughout, no limit violation'
+    return True, f'pass nominal: {what} <= {bound.limit:g}, active throughout, no limit violation'
 
 
 def fault_verdict(name: str, r: dict, sc: Scenario) -> tuple[bool, str]:
@@ -74,10 +96,10 @@ def fault_verdict(name: str, r: dict, sc: Scenario) -> tuple[bool, str]:
     return True, f'pass {name} ({expect}): {how}'
 
 
-def hil_verdict(result: dict, sc: Scenario, robot_kind: str) -> dict:
+def hil_verdict(result: dict, sc: Scenario, bound: NominalBound) -> dict:
     """Every scenario's line and the overall verdict."""
     lines, passed = [], True
-    ok, line = nominal_verdict(result, sc, robot_kind)
+    ok, line = nominal_verdict(result, bound)
     passed &= ok
     lines.append(line)
     for name, r in result.get('faults', {}).items():

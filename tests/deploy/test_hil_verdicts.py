@@ -1,7 +1,8 @@
 """HIL verdict lines from scenario figures: pass, or FAIL with the reason."""
 
 from sim2real.hil.scenarios import Scenario
-from sim2real.hil.verdicts import fault_verdict, hil_verdict, nominal_verdict
+from sim2real.hil.verdicts import (
+    fault_verdict, hil_verdict, hover_bound, nominal_verdict, walk_bound)
 
 NODE = {'rate_hz': 100.0, 'max_tilt_rad': 0.8, 'hover_target_m': [0.0, 0.0, 1.0]}
 SC = Scenario(node=NODE, bridge={})
@@ -41,15 +42,16 @@ def test_latch_fault_needs_its_fallback_within_two_ticks():
 def test_nominal_needs_active_flight_within_the_error_bound():
     """Active, 0.04 m: pass; a fallback or 0.2 m: FAIL; the overall verdict follows."""
     good = {'nominal_states': ['active'], 'hover_error_m': 0.04, 'nominal_limit_violations': 0}
-    assert nominal_verdict(good, SC, 'flyer')[0]
-    ok, line = nominal_verdict(dict(good, nominal_states=['active', 'fallback:tilt']), SC,
-                               'flyer')
+    assert nominal_verdict(good, hover_bound(SC))[0]
+    ok, line = nominal_verdict(dict(good, nominal_states=['active', 'fallback:tilt']),
+                               hover_bound(SC))
     assert not ok and 'fallback:tilt' in line
-    ok, line = nominal_verdict(dict(good, hover_error_m=0.2), SC, 'flyer')
+    ok, line = nominal_verdict(dict(good, hover_error_m=0.2), hover_bound(SC))
     assert not ok and 'hover error 0.200 m > 0.1' in line
     walk = {'nominal_states': ['active'], 'fell': False, 'lin_vel_error_mps': 0.05}
-    assert nominal_verdict(walk, SC, 'walker')[0]
+    assert nominal_verdict(walk, walk_bound(SC))[0]
+    assert not nominal_verdict(dict(walk, fell=True), walk_bound(SC))[0]
     verdict = hil_verdict(dict(good, faults={'drop': _fault(), 'delay': _fault(
-        recovered_safe=False, crashed=True)}), SC, 'flyer')
+        recovered_safe=False, crashed=True)}), SC, hover_bound(SC))
     assert not verdict['passed'] and len(verdict['lines']) == 3
     assert verdict['lines'][2].startswith('FAIL delay (tolerate): crashed')
