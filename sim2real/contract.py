@@ -38,7 +38,7 @@ class ObservationTermSpec:
     noise_std: float = 0.0
     """Standard deviation of the additive Gaussian noise used in training (after scaling)."""
     history_length: int = 1
-    """Number of stacked steps, oldest first."""
+    """Number of stacked ticks, newest first: [v_t, v_t-1, ...], each of ``size`` values."""
     doc: str = ''
     """What the term holds, with units and frame (the term function's docstring)."""
 

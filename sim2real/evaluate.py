@@ -39,8 +39,8 @@ def check_contract(stored: Contract, env_contract: Contract) -> None:
         if name == 'action':
             a, b = (a.kind, a.size), (b.kind, b.size)
         if name == 'observations':
-            a = [(t.name, t.size, t.scale, t.clip) for t in a]
-            b = [(t.name, t.size, t.scale, t.clip) for t in b]
+            a = [(t.name, t.size, t.scale, t.clip, t.history_length) for t in a]
+            b = [(t.name, t.size, t.scale, t.clip, t.history_length) for t in b]
         if a != b:
             raise ContractError(f'contract field "{name}" of the policy ({a}) does not match '
                                 f'the environment ({b})')

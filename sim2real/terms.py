@@ -69,3 +69,30 @@ def scale_clip(values, scale: float, clip: float | None):
     if clip is None:
         return scaled
     return xp.clip(scaled, -clip, clip)
+
+
+def history_index(sizes, lengths) -> tuple[list[int], list[int]]:
+    """(tick, column) pairs laying out terms of the given sizes and history lengths in order,
+    each term newest tick first: [v_t, v_t-1, ...]; tick 0 is the current vector, tick k
+    the k-th past one, columns index one tick's vector."""
+    ticks, cols, start = [], [], 0
+    for size, length in zip(sizes, lengths):
+        for tick in range(length):
+            ticks.extend([tick] * size)
+            cols.extend(range(start, start + size))
+        start += size
+    return ticks, cols
+
+
+def stack_history(current, past, ticks, cols):
+    """The stacked vector (..., len(cols)) of this tick's vector (..., D) and the past ones
+    (..., H - 1, D), newest first, laid out by ``history_index``'s (ticks, cols) arrays."""
+    xp = array_namespace(current, past)
+    full = xp.concat([current[..., None, :], past], axis=-2)
+    return full[..., ticks, cols]
+
+
+def push_history(current, past):
+    """The past vectors (..., H - 1, D) after this tick: current first, the oldest dropped."""
+    xp = array_namespace(current, past)
+    return xp.concat([current[..., None, :], past[..., :-1, :]], axis=-2)

@@ -2,7 +2,9 @@
 
 Each contract term name maps to a function of the robot state (``inputs``, a dict of float64
 arrays filled by the robot profile) written with ``sim2real.terms``, the module the training
-env uses, then scaled and clipped per the contract term.
+env uses, then scaled and clipped per the contract term. A term with ``history_length`` H > 1
+stacks its built values of this and the last H - 1 ticks, newest first, as training did
+(``sim2real/mdp/history.py``); the history restarts at ``reset()`` (the runtime's enable).
 
 Inputs a term may read: pos_w, target_pos_w, rotmat_wb, lin_vel_b, ang_vel_b, action_history
 (H, A), reference_velocity_w, joint_pos_rad, default_joint_pos_rad, joint_vel_rad_s,
@@ -66,16 +68,22 @@ class ObservationBuilder:
                 raise ContractError(
                     f'{where}.size: term "{term.name}" has size {term.size}, '
                     f'the runtime computes {size}')
-            if term.history_length != 1:
-                raise ContractError(
-                    f'{where}.history_length: {term.history_length} is not supported '
-                    f'(only 1; training stacks no term history)')
+            if not isinstance(term.history_length, int) or term.history_length < 1:
+                raise ContractError(f'{where}.history_length: {term.history_length!r} is not '
+                                    'a whole number of ticks >= 1')
             self._funcs.append(func)
         self.size = contract.observation_size
-        # per-element scale and clip of the whole vector (one scale_clip call per tick)
+        # per-element scale and clip of one tick's vector (one scale_clip call per tick)
         self._scale = np.concatenate([np.full(t.size, t.scale) for t in contract.observations])
         self._clip = np.concatenate([np.full(t.size, np.inf if t.clip is None else t.clip)
                                      for t in contract.observations])
+        lengths = [t.history_length for t in contract.observations]
+        self._ticks, self._cols = (np.asarray(i) for i in terms.history_index(
+            [t.size for t in contract.observations], lengths))
+        self._past = np.zeros((max(lengths) - 1, len(self._scale)))
+        """Built vectors of the previous ticks, newest first (H - 1, D); empty without
+        history."""
+        self._fresh = True
 
     def _expected_size(self, name: str, expected) -> int:
         """Size the runtime produces for a term (action_history: its whole-step multiple)."""
@@ -83,8 +91,20 @@ class ObservationBuilder:
             return expected(self.contract)
         return action_history_length(self.contract) * self.contract.action.size
 
-    def build(self, inputs: dict) -> np.ndarray:
-        """Observation vector (1, observation_size), float32, terms in contract order."""
+    def reset(self) -> None:
+        """Restart the term history: the next tick's values fill it."""
+        self._fresh = True
+
+    def build(self, inputs: dict, advance: bool = False) -> np.ndarray:
+        """Observation vector (1, observation_size), float32, terms in contract order;
+        advance: this is a control tick, so its values join the term history."""
         raw = np.concatenate([np.asarray(func(inputs), dtype=np.float64).reshape(-1)
                               for func in self._funcs])
-        return terms.scale_clip(raw, self._scale, self._clip).astype(np.float32)[None, :]
+        current = terms.scale_clip(raw, self._scale, self._clip).astype(np.float32)
+        if self._past.shape[0] == 0:
+            return current[None, :]
+        past = np.broadcast_to(current, self._past.shape) if self._fresh else self._past
+        out = terms.stack_history(current, past.astype(np.float32), self._ticks, self._cols)
+        if advance:
+            self._past, self._fresh = terms.push_history(current, past), False
+        return out[None, :]

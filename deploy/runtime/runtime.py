@@ -123,11 +123,13 @@ class Runtime:
         except Exception as exc:   # not a Sample of named arrays at all: never raise here
             self.store.flag(stream, f'bad:{stream} (malformed sample: {type(exc).__name__})')
 
-    def observation(self, now_s: float | None = None) -> np.ndarray:
+    def observation(self, now_s: float | None = None, advance: bool = False) -> np.ndarray:
         """The policy input (1, observation_size) float32 from the latest samples (at the
-        last tick's time unless now_s is given)."""
+        last tick's time unless now_s is given); advance: a control tick's, which joins the
+        observation history."""
         now_s = self._now_s if now_s is None else now_s
-        return self.builder.build(self.profile.observation_inputs(self.store, now_s))
+        return self.builder.build(self.profile.observation_inputs(self.store, now_s),
+                                  advance)
 
     def step(self, now_s: float) -> StepResult:
         """One control tick at steady-clock time now_s [s]; never raises."""
@@ -177,7 +179,7 @@ class Runtime:
                       else self.profile.latch_reason(self.store, now_s))
             if not reason:
                 fraction = machine.soft_start_fraction(now_s)
-                obs = self.observation()
+                obs = self.observation(advance=True)
                 if not all_finite(obs):
                     reason = 'nan:observation'
                 else:
@@ -221,6 +223,7 @@ class Runtime:
         if reason:
             return False, reason
         self.profile.on_enable(self.store, now_s)
+        self.builder.reset()
         self.machine.enable(now_s)
         return True, ''
 

@@ -23,6 +23,10 @@ class ObsTermCfg:
     delayed: bool = True
     """Whether the group's observation delay and dropout apply; False for what the deploy
     runtime computes itself at the tick (the action history), not a sensor's reading."""
+    history_length: int = 1
+    """Ticks of the term in the vector, newest first: its delivered values (scaled, noisy,
+    clipped, delayed) of this and the previous history_length - 1 ticks
+    (sim2real/mdp/history.py)."""
 
 
 @dataclass

@@ -33,6 +33,7 @@ def contract_from_env(env) -> Contract:
     observations = [
         ObservationTermSpec(name=name, size=sizes[name], scale=term.scale, clip=term.clip,
                             noise_std=term.noise_std if group.add_noise else 0.0,
+                            history_length=term.history_length,
                             doc=inspect.getdoc(term.func) or '')
         for name, term in group.terms.items()]
     scene = env.scene

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from sim2real.mdp.cfg import EventTermCfg, ObsGroupCfg, RewardTermCfg, TerminationTermCfg
+from sim2real.mdp.history import TermHistory
 from sim2real.mdp.ranges import bounds, sample_int_range, sample_range
 from sim2real.sim.state import Stateful
 
@@ -44,9 +45,10 @@ def _term_key(term) -> tuple | None:
 
 class ObservationManager(Stateful):
     """Computes observation groups with scaling, clipping, noise, per-env delay, delay jitter
-    and dropout (the last two for groups that configure them)."""
+    and dropout (the last two for groups that configure them), and term history."""
 
     STATE = ('_delay', '_ring', '_head', '_fresh', '_drop_prob', '_held')
+    CHILDREN = ('_history',)
     NOT_STATE = ('env', '_columns')
 
     def __init__(self, env, groups: dict[str, ObsGroupCfg]):
@@ -56,8 +58,16 @@ class ObservationManager(Stateful):
         self.term_sizes = {
             g: {n: t.func(env, **t.params).shape[1] for n, t in cfg.terms.items()}
             for g, cfg in groups.items()}
-        self.group_dims = {g: sum(s.values()) for g, s in self.term_sizes.items()}
+        """Size of one tick of each term (a term with history contributes history_length of
+        them)."""
         n = env.num_envs
+        self._history = {g: TermHistory(list(self.term_sizes[g].values()),
+                                        [t.history_length for t in cfg.terms.values()], n)
+                         for g, cfg in groups.items()
+                         if any(t.history_length > 1 for t in cfg.terms.values())}
+        self.group_dims = {g: sum(s * groups[g].terms[name].history_length
+                                  for name, s in sizes.items())
+                           for g, sizes in self.term_sizes.items()}
         self._delay = {g: torch.zeros(n, dtype=torch.long) for g in groups}
         self._keys = {id(t): _term_key(t) for cfg in groups.values() for t in cfg.terms.values()}
         self._columns = {g: self._delayed_columns(g) for g in groups if self._lagged(g)}
@@ -69,9 +79,12 @@ class ObservationManager(Stateful):
 
     def load_state_dict(self, state: dict) -> None:
         """Load a state; one saved before the delay ring (a '_previous' vector per group of
-        at most one tick of delay) is converted to the ring it corresponds to."""
+        at most one tick of delay) is converted to the ring it corresponds to, and one saved
+        before term history holds none."""
         if '_previous' in state and '_ring' not in state:
             state = self._from_previous(state)
+        if '_history' not in state:
+            state = dict(state, _history={})
         super().load_state_dict(state)
 
     def _from_previous(self, old: dict) -> dict:
@@ -109,6 +122,8 @@ class ObservationManager(Stateful):
 
     def reset(self, env_ids: torch.Tensor) -> None:
         """Draw each group's per-env delay (and dropout probability) for the reset envs."""
+        for history in self._history.values():
+            history.reset(env_ids)
         for g, cfg in self.groups.items():
             self._delay[g][env_ids] = sample_int_range(self.env, env_ids, cfg.delay_ticks)
             if g not in self._columns:
@@ -119,8 +134,15 @@ class ObservationManager(Stateful):
                     self.env, env_ids, cfg.dropout_prob, (len(env_ids),))
 
     def compute_group(self, group: str, cache: dict | None = None) -> torch.Tensor:
-        """Current (undelayed) observation vector of one group, (N, D). Raw term outputs
-        are memoized in cache, when given, so groups sharing a term compute it once."""
+        """Current (undelayed) observation vector of one group with its terms' history of
+        the past ticks, (N, D); changes no state. Raw term outputs are memoized in cache,
+        when given, so groups sharing a term compute it once."""
+        current = self._current(group, cache)
+        history = self._history.get(group)
+        return current if history is None else history.stack(current)
+
+    def _current(self, group: str, cache: dict | None) -> torch.Tensor:
+        """This tick's vector of one group, one tick per term, before delay and history."""
         cfg = self.groups[group]
         parts = {}
         for name, term in cfg.terms.items():
@@ -151,8 +173,10 @@ class ObservationManager(Stateful):
         out = {}
         cache = {}
         for g in self.groups:
-            current = self.compute_group(g, cache)
-            out[g] = self._deliver(g, current) if g in self._columns else current
+            current = self._current(g, cache)
+            delivered = self._deliver(g, current) if g in self._columns else current
+            history = self._history.get(g)
+            out[g] = delivered if history is None else history.advance(delivered)
         return out
 
     def _deliver(self, group: str, current: torch.Tensor) -> torch.Tensor:

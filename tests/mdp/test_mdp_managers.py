@@ -292,3 +292,43 @@ def test_state_saved_before_the_delay_ring_still_loads(make_env):
                              '_previous': {'late': previous}})
     out = manager.compute()['late'][:, 0]
     torch.testing.assert_close(out, torch.tensor([7.0, 8.0, 3.0, 9.0]))
+
+
+def test_term_history_stacks_delivered_values_newest_first(make_env):
+    """z with history 3 behind a 1-tick delay: [z_t-1, z_t-2, z_t-3] as delivered, the first
+    delivered value repeated until there are three; a reset env starts afresh with its
+    current value; 'x' (history 1, delayed alike) stays one column; the group is 3 + 1 wide."""
+    env = make_env()
+    _place(env)
+    manager = ObservationManager(env, {'g': ObsGroupCfg({
+        'z': ObsTermCfg(height_column, history_length=3),
+        'x': ObsTermCfg(lambda env: env.scene.pos_w[:, :1])}, delay_ticks=(1, 1))})
+    assert manager.group_dims == {'g': 4}
+    manager.reset(torch.arange(4))
+    rows = [manager.compute()['g'][0].tolist()]
+    for dz in (0.5, 0.7, 0.9):
+        _place(env, heights=[h + dz for h in HEIGHTS], x=[dz] * 4)
+        if dz == 0.9:
+            manager.reset(torch.tensor([3]))
+        rows.append(manager.compute()['g'].tolist())
+    assert rows[0] == [1.0, 1.0, 1.0, 0.0]
+    assert rows[1][0] == [1.0, 1.0, 1.0, 0.0]           # delayed: the tick before's values
+    assert rows[2][0] == [1.5, 1.0, 1.0, 0.5]
+    torch.testing.assert_close(torch.tensor(rows[3][0]), torch.tensor([1.7, 1.5, 1.0, 0.7]))
+    torch.testing.assert_close(torch.tensor(rows[3][3]), torch.tensor([4.9, 4.9, 4.9, 0.9]))
+
+
+def test_compute_group_with_history_changes_no_state(make_env):
+    """compute_group (the final observation of an episode) stacks the current values on the
+    history without advancing it: two calls agree and the next compute is unaffected."""
+    env = make_env()
+    _place(env)
+    groups = {'g': ObsGroupCfg({'z': ObsTermCfg(height_column, history_length=2)})}
+    manager = ObservationManager(env, groups)
+    manager.reset(torch.arange(4))
+    manager.compute()
+    _place(env, heights=(1.5, 2.5, 3.5, 4.5))
+    peek = manager.compute_group('g')
+    torch.testing.assert_close(peek, manager.compute_group('g'))
+    torch.testing.assert_close(peek[:, 1], torch.tensor(HEIGHTS))
+    torch.testing.assert_close(manager.compute()['g'], peek)

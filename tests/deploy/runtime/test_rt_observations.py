@@ -8,6 +8,7 @@ from sim2real import terms
 from sim2real.contract import ContractError, ObservationTermSpec
 from sim2real.deploy.runtime import PolicyRunner, Runtime, Sample
 from sim2real.deploy.runtime.observations import ObservationBuilder
+from sim2real.mdp.contract import contract_from_env
 
 
 def _bridge_odom(qpos, qvel, stamp_s):
@@ -51,6 +52,44 @@ def test_runtime_observation_matches_env_for_20_random_steps(make_env, quad_para
             compared += 1
     assert compared == 63 and resets >= 3
     assert env.action_term.history.shape == (3, 4, 4)
+
+
+def _env_inputs(env, i):
+    """The builder's inputs of env i, read from the env's own state (float64)."""
+    scene = env.scene
+    return {'pos_w': scene.pos_w[i], 'target_pos_w': env.command('target').pos_w[i],
+            'rotmat_wb': scene.rotmat_wb[i], 'lin_vel_b': scene.lin_vel_b[i],
+            'ang_vel_b': scene.ang_vel_b[i], 'action_history': env.action_term.history[i]}
+
+
+def test_term_history_matches_env_across_resets(make_env):
+    """ang_vel_b x4 and lin_vel_b x3 stacked: the builder (history restarted where the env
+    reset, as enable() does) gives the env's vectors for 3 envs x 16 ticks within 1e-5."""
+    def edit(cfg):
+        group = cfg.observations['policy']
+        group.delay_ticks, group.jitter_prob, group.dropout_prob = (0, 0), 0.0, (0.0, 0.0)
+        group.terms['ang_vel_b'].history_length = 4
+        group.terms['lin_vel_b'].history_length = 3
+        cfg.episode_length_s = 0.06
+    env = make_env(num_envs=3, play=True, edit=edit)
+    contract = contract_from_env(env)
+    assert contract.observation_size == 34 + 3 * 3 + 3 * 2
+    builders = [ObservationBuilder(contract) for _ in range(3)]
+    obs = env.observations.compute()['policy']
+    gen = torch.Generator().manual_seed(5)
+    resets = 0
+    for step in range(16):
+        if step > 0:
+            obs_dict, _, terminated, truncated, _ = env.step(torch.randn(3, 4, generator=gen))
+            obs = obs_dict['policy']
+        for i, builder in enumerate(builders):
+            if step > 0 and bool(terminated[i] | truncated[i]):
+                builder.reset()
+                resets += 1
+            inputs = {k: v.double().numpy() for k, v in _env_inputs(env, i).items()}
+            np.testing.assert_allclose(builder.build(inputs, advance=True)[0], obs[i].numpy(),
+                                       atol=1e-5, rtol=0)
+    assert resets >= 6
 
 
 def test_scale_and_clip_follow_the_contract(quad_contract):

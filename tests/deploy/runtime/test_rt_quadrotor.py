@@ -229,3 +229,34 @@ def test_rotor_speeds_soft_start_scales_collective_thrust(
     np.testing.assert_allclose(result.command, 0.5 * (a + 1) / 2 * 2272.6281256068564)
     kf = quad_contract.robot_params['rotors']['thrust_coefficient']
     assert kf * np.sum(result.command ** 2) <= 0.55
+
+
+def test_observation_history_advances_on_ticks_and_restarts_at_enable(
+        deploy_dir, quad_contract, quad_params_file):
+    """ang_vel_b with 3 ticks of history: the ticks' gyro readings newest first (a peek
+    between ticks adds nothing); after a latch, enable restarts it with the current one."""
+    contract = type(quad_contract).from_json(quad_contract.to_json())
+    term = next(t for t in contract.observations if t.name == 'ang_vel_b')
+    term.history_length = 3
+    policy = torch.nn.Linear(contract.observation_size, 4)
+    path = export_onnx(policy, contract, deploy_dir / 'history.onnx')
+    runtime = Runtime.from_files(path, quad_params_file)
+
+    def gyro(t, roll_rate):
+        runtime.put('odom', odom(t, ang_vel_b=(roll_rate, 0.0, 0.0)))
+        runtime.put('imu', imu(t, ang_vel_b=(roll_rate, 0.0, 0.0)))
+    gyro(0.0, 4.0)
+    assert runtime.enable(0.0) == (True, '')
+    for k, t in enumerate((0.0, 0.01, 0.02)):
+        gyro(t, 4.0 * (k + 1))
+        assert runtime.step(t).state == 'soft_start'
+    gyro(0.03, 16.0)
+    peek = runtime.observation(0.03)[0, 15:24:3]
+    np.testing.assert_allclose(peek, [4.0, 3.0, 2.0])            # x 0.25, newest first
+    np.testing.assert_allclose(runtime.observation(0.03)[0, 15:24:3], peek)
+    runtime.estop(0.03)
+    runtime.step(0.03)
+    gyro(0.04, -8.0)
+    assert runtime.enable(0.04) == (True, '')
+    runtime.step(0.04)
+    np.testing.assert_allclose(runtime.observation(0.04)[0, 15:24:3], [-2.0, -2.0, -2.0])
