@@ -38,6 +38,7 @@ from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import Imu
 from std_srvs.srv import SetBool
 
+from sim2real import terms
 from sim2real.contract import CONTRACT_KEY
 from sim2real.deploy.cmd_vel_legacy import to_cmd_vel_legacy
 from sim2real.deploy.loop_stats import LoopStats
@@ -125,7 +126,8 @@ class PlainPolicyNode(Node):
         inference_s = time.perf_counter() - start
         action = np.clip(out[0].astype(np.float64), -1.0, 1.0)
         self.last_actions = np.vstack([action, self.last_actions[:-1]])
-        thrust_n = np.clip(self.hover_thrust_n * (1.0 + action[0]), 0.0, self.max_thrust_n)
+        thrust_n = float(terms.collective_thrust_n(action[0:1], self.hover_thrust_n,
+                                                   self.max_thrust_n)[0])
         lx, ly, lz, az = to_cmd_vel_legacy(thrust_n, action[1:] * self.max_rate_rad_s,
                                            self.max_thrust_n)
         msg = Twist()

@@ -96,3 +96,17 @@ def push_history(current, past):
     """The past vectors (..., H - 1, D) after this tick: current first, the oldest dropped."""
     xp = array_namespace(current, past)
     return xp.concat([current[..., None, :], past[..., :-1, :]], axis=-2)
+
+
+COLLECTIVE_THRUST_FORMULA = ('hover_thrust_n * (1 + a[0]) for a[0] <= 0, hover_thrust_n + '
+                             'a[0] * (max_collective_thrust_n - hover_thrust_n) above')
+"""The thrust map of ``collective_thrust_n`` as the contract states it."""
+
+
+def collective_thrust_n(a0, hover_thrust_n: float, max_collective_thrust_n: float):
+    """Collective thrust [N] of normalized outputs a0 in [-1, 1]: 0 at -1, the nominal hover
+    thrust at 0, the rotors' full thrust at +1 (linear on each side)."""
+    xp = array_namespace(a0)
+    up = hover_thrust_n + a0 * (max_collective_thrust_n - hover_thrust_n)
+    down = hover_thrust_n * (1.0 + a0)
+    return xp.clip(xp.where(a0 > 0.0, up, down), 0.0, max_collective_thrust_n)

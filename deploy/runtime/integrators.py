@@ -3,8 +3,8 @@
 Every integrator clips the policy output a to [-clip, clip], records it in ``history``
 (newest first, zeros after reset: the 'action_history' observation) and maps it to a command:
 
-- thrust_body_rates: [hover_thrust_n (1 + a0) in [0, max_collective_thrust_n] N,
-  a[1:4] max_body_rate_rad_s rad/s body frame]
+- thrust_body_rates: [collective thrust N (``terms.collective_thrust_n``: 0 at a0 = -1, hover
+  at 0, max_collective_thrust_n at +1), a[1:4] max_body_rate_rad_s rad/s body frame]
 - rotor_speeds: min_speed + (a + 1) / 2 (max_speed - min_speed) [rad/s], URDF rotor order
 - joint_position_offset: q* = q0 + scale a (zero-order hold)
 - joint_position_delta: q* = q*_prev + scale a, q*_prev seeded with the measured q
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sim2real import terms
 from sim2real.contract import Contract, ContractError
 
 
@@ -78,11 +79,22 @@ class ThrustBodyRates(Integrator):
     kind = 'thrust_body_rates'
     required = ('hover_thrust_n', 'max_collective_thrust_n', 'max_body_rate_rad_s')
 
+    def __init__(self, contract: Contract, history_length: int = 1):
+        """Refuse a contract trained with another thrust map (an older file would fly
+        differently, not fail)."""
+        formula = contract.action.params.get('thrust_formula')
+        if formula != terms.COLLECTIVE_THRUST_FORMULA:
+            raise ContractError(
+                f'action.params.thrust_formula: the policy was trained with "{formula}"; this '
+                f'runtime maps thrust as "{terms.COLLECTIVE_THRUST_FORMULA}" (re-export or '
+                'retrain the policy with this version)')
+        super().__init__(contract, history_length)
+
     def command(self, a: np.ndarray) -> np.ndarray:
-        """thrust = hover (1 + a0) clamped to [0, max collective]; rates = a[1:4] max rate."""
-        thrust = np.clip(self.param('hover_thrust_n') * (1.0 + a[0]), 0.0,
-                         self.param('max_collective_thrust_n'))
-        return np.concatenate([[thrust], a[1:4] * self.param('max_body_rate_rad_s')])
+        """thrust = terms.collective_thrust_n(a0); rates = a[1:4] max rate."""
+        thrust = terms.collective_thrust_n(a[0:1], float(self.param('hover_thrust_n')),
+                                           float(self.param('max_collective_thrust_n')))
+        return np.concatenate([thrust, a[1:4] * self.param('max_body_rate_rad_s')])
 
 
 class RotorSpeeds(Integrator):

@@ -11,8 +11,15 @@ def register_tasks() -> None:
     # took 2.1 s against 0.84 s of collection): half the batch gives twice the policy
     # updates per env step for the same wall clock (3 epochs of 8 at 4096 envs, half the
     # updates, fell from 0.91 to 0.79 evaluated success). A fixed iteration count (no
-    # wall-clock limit) keeps a seed's result reproducible
-    train = {'num_envs': 2048, 'max_iterations': 260, 'max_seconds': None,
+    # wall-clock limit) keeps a seed's result reproducible. 300 iterations (about 5 min on
+    # 2 cores) pass evaluation and every HIL fault; the shipped policies train 600 (cards),
+    # which the box's corners need (hover seed 0, 32 episodes per point: 58 of 64 corners
+    # at success >= 0.85 after 400 iterations, 61 after 600).
+    # edge_prob: in training each box parameter is drawn at a bound of its range half the
+    # time, so the corners are trained for, not only the average (evaluation draws the box
+    # uniformly). 0.5 against 0.3 and 0: corners 58, 48 (then without the rate loop's
+    # damping) and 41 of 64 after 600 iterations
+    train = {'num_envs': 2048, 'max_iterations': 300, 'max_seconds': None, 'edge_prob': 0.5,
              'ppo': {'policy': PolicyCfg(init_noise_std=0.5, actor_hidden_dims=(64, 64),
                                          critic_hidden_dims=(128, 128)),
                      'num_steps_per_env': 24, 'num_learning_epochs': 5, 'num_mini_batches': 6,

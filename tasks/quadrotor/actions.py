@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from sim2real import terms
 from sim2real.contract import ActionSpec
 from sim2real.mdp.ranges import bounds, sample_int_range
 from sim2real.sim.state import Stateful
@@ -79,7 +80,9 @@ class _DelayedAction(Stateful):
 class ThrustBodyRatesAction(_DelayedAction):
     """Collective thrust and body rates, tracked by the onboard rate controller.
 
-    thrust = hover_thrust * (1 + a0), clipped to the rotors' total [N];
+    thrust = ``terms.collective_thrust_n``: 0 at a0 = -1, the nominal hover thrust at 0, the
+    rotors' full thrust at +1 [N] (hover_thrust * (1 + a0) capped a vehicle heavier or
+    weaker than nominal at 2x the nominal hover thrust, 11 % below what its rotors give);
     body rates = a[1:4] * max_body_rate [rad/s; body frame].
     """
 
@@ -93,8 +96,8 @@ class ThrustBodyRatesAction(_DelayedAction):
     def to_command(self, action: torch.Tensor) -> torch.Tensor:
         """[thrust N, roll, pitch, yaw rate rad/s], float64 for the actuator."""
         scene = self.scene
-        max_total = 4 * scene.rotors.max_thrust_n
-        thrust = (scene.hover_thrust_n * (1.0 + action[:, :1])).clamp(0.0, max_total)
+        thrust = terms.collective_thrust_n(action[:, :1], scene.hover_thrust_n,
+                                           4 * scene.rotors.max_thrust_n)
         rates = action[:, 1:] * self.max_body_rate_rad_s
         return torch.cat([thrust, rates], dim=1).double()
 
@@ -104,7 +107,7 @@ class ThrustBodyRatesAction(_DelayedAction):
             'hover_thrust_n': self.scene.hover_thrust_n,
             'max_collective_thrust_n': 4 * self.scene.rotors.max_thrust_n,
             'max_body_rate_rad_s': self.max_body_rate_rad_s,
-            'thrust_formula': 'hover_thrust_n * (1 + a[0])',
+            'thrust_formula': terms.COLLECTIVE_THRUST_FORMULA,
             'rates_formula': 'a[1:4] * max_body_rate_rad_s (roll, pitch, yaw; body frame)',
             'delay_ticks_trained': _trained(self.delay_ticks)})
 

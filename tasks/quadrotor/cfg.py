@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 
 from sim2real.mdp import events as common_events
-from sim2real.mdp.ranges import bias_edges
 from sim2real.mdp.cfg import (
     EnvCfg, EventTermCfg, ObsGroupCfg, ObsTermCfg, RandomParamCfg, RewardTermCfg, TermClassCfg,
     TerminationTermCfg)
@@ -35,11 +34,6 @@ the last observation (the `drop` fault's rate: the runtime then holds the last s
 3 ticks (30 ms, a radio link) lie 1.25x past the range, judged at success >= 0.8."""
 DELAY_SOURCE = ('sensor age through sim2real hil: 2-12 ms p99, 19-22 ms under its delay '
                 'fault (tasks/quadrotor/cfg.py DELAY_NOTE)')
-EDGE_PROB = 0.0
-"""Probability that a box parameter is drawn at a bound of its range in training (edges and
-corners trained for, not only the average). Off: 0.4 and 0.25 (seed 0, 4096 envs, with a
-0-3 tick delay) lowered evaluated success to 0.76 and 0.79 and did not lift the slow-motor,
-long-delay corners (success 0.0-0.1 there either way)."""
 
 
 def randomization_box() -> dict[str, RandomParamCfg]:
@@ -64,14 +58,24 @@ def randomization_box() -> dict[str, RandomParamCfg]:
 
 
 def _policy_terms(noise: bool, track: bool) -> dict[str, ObsTermCfg]:
-    """Policy observations in contract order; noise std in scaled units."""
+    """Policy observations in contract order; noise std in scaled units.
+
+    Body rates over the last 4 ticks and velocity over the last 3, beside the last 4
+    outputs: how the vehicle answered its recent commands tells a slow motor, a late link
+    or a weak battery apart. Measured (hover seed 0, 600 iterations, 32 episodes per
+    point): with them 41 of 64 box corners at success >= 0.85 and 3 ticks of delay 0.53,
+    without 45 and 0.31; with edge-biased training as well (cfg's train defaults) 48 and
+    0.97 against 36 and 0.42 for neither.
+    """
     def n(std):
         return std if noise else 0.0
     out = {
         'position_error_w': ObsTermCfg(mdp.position_error_w, clip=2.0, noise_std=n(0.01)),
         'rotation_matrix': ObsTermCfg(mdp.rotation_matrix, noise_std=n(0.01)),
-        'lin_vel_b': ObsTermCfg(mdp.lin_vel_b, scale=0.5, clip=5.0, noise_std=n(0.01)),
-        'ang_vel_b': ObsTermCfg(mdp.ang_vel_b, scale=0.25, clip=10.0, noise_std=n(0.02)),
+        'lin_vel_b': ObsTermCfg(mdp.lin_vel_b, scale=0.5, clip=5.0, noise_std=n(0.01),
+                                history_length=3),
+        'ang_vel_b': ObsTermCfg(mdp.ang_vel_b, scale=0.25, clip=10.0, noise_std=n(0.02),
+                                history_length=4),
         # computed by the runtime at the tick, never late: no observation delay or dropout
         'action_history': ObsTermCfg(mdp.action_history, delayed=False),
     }
@@ -110,6 +114,11 @@ def quadrotor_hover_cfg(action: str = 'thrust_body_rates', play: bool = False) -
             'position_fine': RewardTermCfg(mdp.track_position_exp, weight=2.0,
                                            params={'std_m': 0.1}),
             'velocity': RewardTermCfg(mdp.velocity_error_l2sq, weight=-0.05),
+            # sinking faster than 1 m/s: a vehicle of the box's heavy, weak, slow corner
+            # cannot brake from it in the room it has (crash rate there 0.43 -> 0.31 at 2
+            # ticks of delay, seed 0)
+            'descent': RewardTermCfg(mdp.descent_speed_excess_sq, weight=-1.0,
+                                     params={'max_m_s': 1.0}),
             'tilt': RewardTermCfg(mdp.tilt, weight=-0.2),
             'ang_vel': RewardTermCfg(mdp.ang_vel_l2sq, weight=-0.01),
             'action_rate': RewardTermCfg(mdp.action_rate_l2sq, weight=-0.05),
@@ -148,8 +157,6 @@ def quadrotor_hover_cfg(action: str = 'thrust_body_rates', play: bool = False) -
         decimation=2,
         episode_length_s=7.0,
     )
-    if EDGE_PROB > 0.0:
-        bias_edges(cfg, EDGE_PROB)
     if play:
         cfg.events.pop('disturbance')
         cfg.observations['policy'].add_noise = False

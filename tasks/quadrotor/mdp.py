@@ -78,6 +78,11 @@ def velocity_error_l2sq(env, command: str = 'target') -> torch.Tensor:
     return (env.command(command).vel_w - env.scene.lin_vel_w).square().sum(dim=1)
 
 
+def descent_speed_excess_sq(env, max_m_s: float) -> torch.Tensor:
+    """Squared descent speed beyond max_m_s [m^2/s^2; world z], (N,): 0 while sinking slower."""
+    return (-env.scene.lin_vel_w[:, 2] - max_m_s).clamp(min=0.0).square()
+
+
 def tilt(env) -> torch.Tensor:
     """1 - cos(tilt): 0 level, 2 upside down, (N,)."""
     return 1.0 - env.scene.rotmat_wb[:, 2, 2]

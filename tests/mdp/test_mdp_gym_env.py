@@ -8,6 +8,8 @@ from gymnasium.vector import AutoresetMode
 from tests.mdp.conftest import STEPS
 
 NUM_ENVS = 8
+OBS = 49
+"""Width of the hover policy observation (tests/tasks/test_task_sweep.py adds it up)."""
 
 
 def _zeros(vec):
@@ -16,11 +18,11 @@ def _zeros(vec):
 
 
 def test_spaces(make_vec):
-    """Spaces: Box (8, 34) observations (hover policy group) and Box [-1, 1]^(8, 4) actions."""
+    """Spaces: Box (8, 49) observations (hover policy group) and Box [-1, 1]^(8, 4) actions."""
     vec = make_vec()
     assert vec.num_envs == NUM_ENVS
-    assert vec.single_observation_space.shape == (34,)
-    assert vec.observation_space.shape == (NUM_ENVS, 34)
+    assert vec.single_observation_space.shape == (OBS,)
+    assert vec.observation_space.shape == (NUM_ENVS, OBS)
     assert vec.action_space.shape == (NUM_ENVS, 4)
     assert (vec.single_action_space.low == -1).all() and (vec.single_action_space.high == 1).all()
     assert vec.metadata['autoreset_mode'] is AutoresetMode.NEXT_STEP
@@ -40,7 +42,7 @@ def test_reset_returns_obs_and_info(make_vec):
     vec = make_vec()
     obs, info = vec.reset(seed=3)
     assert info == {}
-    assert obs.dtype == np.float32 and obs.shape == (NUM_ENVS, 34)
+    assert obs.dtype == np.float32 and obs.shape == (NUM_ENVS, OBS)
     assert vec.observation_space.contains(obs)
     again, _ = vec.reset(seed=3)
     np.testing.assert_array_equal(obs, again)
@@ -52,7 +54,7 @@ def test_step_returns_five_tuple(make_vec):
     vec.reset(seed=0)
     vec.action_space.seed(0)
     obs, rewards, terminated, truncated, infos = vec.step(vec.action_space.sample())
-    assert obs.shape == (NUM_ENVS, 34) and vec.observation_space.contains(obs)
+    assert obs.shape == (NUM_ENVS, OBS) and vec.observation_space.contains(obs)
     assert rewards.shape == (NUM_ENVS,) and np.isfinite(rewards).all()
     assert terminated.shape == truncated.shape == (NUM_ENVS,)
     assert terminated.dtype == truncated.dtype == np.bool_
@@ -80,7 +82,7 @@ def test_seed_list_errors_name_the_fault(make_vec):
     with pytest.raises(ValueError, match='all ints or all None'):
         vec.reset(seed=[1] + [None] * (NUM_ENVS - 1))
     obs, _ = vec.reset(seed=[None] * NUM_ENVS)   # all None: no reseed, like seed=None
-    assert obs.shape == (NUM_ENVS, 34)
+    assert obs.shape == (NUM_ENVS, OBS)
 
 
 def test_reset_mask_resets_only_the_masked_envs(make_vec):
@@ -170,7 +172,7 @@ def test_same_step_final_obs_and_final_info(make_vec):
     assert infos['_final_obs'].tolist() == [True] * NUM_ENVS
     assert infos['final_obs'].shape == (NUM_ENVS,)
     for row in infos['final_obs']:
-        assert row.dtype == np.float32 and row.shape == (34,) and np.isfinite(row).all()
+        assert row.dtype == np.float32 and row.shape == (OBS,) and np.isfinite(row).all()
     final = np.stack(list(infos['final_obs']))
     assert not np.allclose(final[:, :3], obs[:, :3])
     assert infos['_final_info'].tolist() == [True] * NUM_ENVS and 'log' not in infos
@@ -190,7 +192,7 @@ def test_same_step_final_obs_only_for_the_crashed_env(make_vec):
     assert terminated.tolist() == expected and not truncated.any()
     assert infos['_final_obs'].tolist() == expected == infos['_final_info'].tolist()
     assert [row is None for row in infos['final_obs']] == [not e for e in expected]
-    assert infos['final_obs'][2].shape == (34,)
+    assert infos['final_obs'][2].shape == (OBS,)
     log = infos['final_info']['log']
     assert log['_termination/crash'].tolist() == expected
     assert log['termination/crash'].tolist() == expected

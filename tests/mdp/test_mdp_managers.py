@@ -160,7 +160,8 @@ def test_env_policy_delay_of_one_tick(make_env):
         group = cfg.observations['policy']
         group.delay_ticks, group.jitter_prob, group.dropout_prob = (1, 1), 0.0, (0.0, 0.0)
     env = make_env(num_envs=4, play=True, edit=edit)
-    sensors = 3 + 9 + 3 + 3   # position error, rotation, linear and angular velocity
+    # position error, rotation, linear (3 ticks) and angular velocity (4 ticks)
+    sensors = 3 + 9 + 3 * 3 + 3 * 4
     actions = torch.zeros(4, 4)
     obs = env.step(actions)[0]['policy']
     for k in range(5):

@@ -118,3 +118,19 @@ def test_bias_edges_wraps_every_box_range():
     for path, span in before.items():
         value = get_path(cfg, path)
         assert isinstance(value, EdgeRange) and bounds(value) == span and value.edge_prob == 0.3
+
+
+def test_edge_bias_is_a_training_default_not_part_of_the_task():
+    """quadrotor-hover trains with edge_prob 0.5 (its train defaults): build_env with it
+    draws the box's bounds that often; the task's own config (eval, robustness) draws
+    uniformly."""
+    from sim2real.tasks import get_task
+    from sim2real.training import build_env
+    edge = get_task('quadrotor-hover').train['edge_prob']
+    assert edge == 0.5
+    trained = build_env('quadrotor-hover', seed=0, num_envs=2, edge_prob=edge, num_threads=1)
+    evaluated = build_env('quadrotor-hover', seed=0, num_envs=2, num_threads=1)
+    for param in trained.cfg.randomization.values():
+        value = get_path(trained.cfg, param.path)
+        assert isinstance(value, EdgeRange) and value.edge_prob == 0.5, param.path
+        assert not isinstance(get_path(evaluated.cfg, param.path), EdgeRange), param.path

@@ -49,11 +49,11 @@ def _train_cfg() -> dict:
 
 
 def test_adapter_follows_the_vec_env_protocol(vec):
-    """TensorDict obs with 'policy' (4, 34) and 'critic' (4, 47); sizes, device, lengths."""
+    """TensorDict obs with 'policy' (4, 49) and 'critic' (4, 62); sizes, device, lengths."""
     assert isinstance(vec, VecEnv)
     obs = vec.get_observations()
     assert isinstance(obs, TensorDict) and obs.batch_size == torch.Size([NUM_ENVS])
-    assert obs['policy'].shape == (NUM_ENVS, 34) and obs['critic'].shape == (NUM_ENVS, 47)
+    assert obs['policy'].shape == (NUM_ENVS, 49) and obs['critic'].shape == (NUM_ENVS, 62)
     assert (vec.num_envs, vec.num_actions, vec.max_episode_length) == (NUM_ENVS, 4, STEPS)
     assert vec.device == torch.device('cpu') and vec.unwrapped is vec.env
     assert vec.episode_length_buf.tolist() == [0] * NUM_ENVS
@@ -122,7 +122,7 @@ def test_on_policy_runner_trains_and_exports_with_the_contract(vec, make_env, tm
     assert max_abs <= 1e-5
     contract = read_contract(path)
     assert contract.task == 'quadrotor-hover' and contract.action.size == 4
-    assert contract.observation_size == vec.env.obs_dims['policy'] == 34
+    assert contract.observation_size == vec.env.obs_dims['policy'] == 49
     PolicyRunner(path).check_sizes(contract)   # the deploy runtime loads it as our own
     act, stored = onnx_policy(path)   # eval's loader (digest checked) and contract check
     check_contract(stored, contract_from_env(make_env(num_envs=1)))

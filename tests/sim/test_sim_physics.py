@@ -124,21 +124,21 @@ def test_body_rate_step_produces_rate_of_the_same_sign(model_and_rotors, axis):
 
 
 def test_rate_controller_torque_uses_body_axis_inertia(model_and_rotors):
-    """Roll command 1 rad/s at rest asks tau_x = Ixx kp = 1.657171e-5 * 20 = 3.314342e-4 N m."""
+    """Roll command 1 rad/s at rest asks tau_x = Ixx kp = 1.657171e-5 * 40 = 6.628684e-4 N m."""
     _, rotors = model_and_rotors
     act = _actuator(model_and_rotors, 3, 'thrust_body_rates')
     command = torch.tensor([[MASS * G, 1.0, 0.0, 0.0], [MASS * G, 0.0, 1.0, 0.0],
                             [MASS * G, 0.0, 0.0, 1.0]], dtype=torch.float64)
-    speeds = act.rate_control(command, torch.zeros(3, 3, dtype=torch.float64))
+    speeds = act.rate_control(command, torch.zeros(3, 3, dtype=torch.float64), DT)
     wrench = (rotors.thrust_coefficient * speeds ** 2).numpy() @ allocation_matrix(rotors).T
-    # Ixx kp_roll, Iyy kp_pitch = 1.6655602e-5 * 20, Izz kp_yaw = 2.9261652e-5 * 10
-    np.testing.assert_allclose(np.diag(wrench[:, 1:]), [3.314342e-4, 3.3311204e-4, 2.9261652e-4],
+    # Ixx kp_roll, Iyy kp_pitch = 1.6655602e-5 * 40, Izz kp_yaw = 2.9261652e-5 * 10
+    np.testing.assert_allclose(np.diag(wrench[:, 1:]), [6.628684e-4, 6.6622408e-4, 2.9261652e-4],
                                rtol=1e-9)
     np.testing.assert_allclose(wrench[:, 0], MASS * G, rtol=1e-12)
 
 
 def test_rate_controller_matches_the_torque_law_while_spinning(model_and_rotors):
-    """Spinning at w, the mixed thrusts give tau = J Kp (w_cmd - w) + w x J w exactly.
+    """Spinning steadily at w, the mixed thrusts give tau = J Kp (w_cmd - w) + w x J w.
 
     By hand for w = (3, -2, 5) rad/s, w_cmd = (3.1, -2, 4.9), J = diag(Ixx, Iyy, Izz): the
     gyroscopic part w x J w = ((Izz - Iyy) wy wz, (Ixx - Izz) wz wx, (Iyy - Ixx) wx wy),
@@ -148,7 +148,8 @@ def test_rate_controller_matches_the_torque_law_while_spinning(model_and_rotors)
     act = _actuator(model_and_rotors, 1, 'thrust_body_rates')
     w = np.array([3.0, -2.0, 5.0])
     command = np.array([MASS * G, 3.1, -2.0, 4.9])
-    speeds = act.rate_control(torch.tensor(command[None]), torch.tensor(w[None]))
+    act.last_ang_vel_b[:] = torch.tensor(w)   # steady: no angular acceleration
+    speeds = act.rate_control(torch.tensor(command[None]), torch.tensor(w[None]), DT)
     thrusts = rotors.thrust_coefficient * speeds.numpy()[0] ** 2
     assert 0.0 < thrusts.min() and thrusts.max() < rotors.max_thrust_n
     wrench = allocation_matrix(rotors) @ thrusts
@@ -156,9 +157,31 @@ def test_rate_controller_matches_the_torque_law_while_spinning(model_and_rotors)
     ixx, iyy, izz = inertia
     gyro = np.array([(izz - iyy) * -2.0 * 5.0, (ixx - izz) * 5.0 * 3.0, (iyy - ixx) * 3.0 * -2.0])
     np.testing.assert_allclose(gyro, np.cross(w, inertia * w), rtol=1e-12)
-    expected = inertia * np.array([20.0, 20.0, 10.0]) * (command[1:] - w) + gyro
+    expected = inertia * np.array([40.0, 40.0, 10.0]) * (command[1:] - w) + gyro
     np.testing.assert_allclose(wrench[1:], expected, rtol=1e-9)
     np.testing.assert_allclose(wrench[0], MASS * G, rtol=1e-12)
+
+
+def test_rate_controller_damps_the_measured_angular_acceleration(model_and_rotors):
+    """Rates rising from 0 to (0.01, -0.02, 0.005) rad/s in one 2 ms substep (dw/dt = (5,
+    -10, 2.5) rad/s^2) at a zero rate command: tau = -J (Kp w + Kd dw/dt) + w x J w, with
+    Kp w + Kd dw/dt = (40 * 0.01 + 2 * 5, 40 * -0.02 + 2 * -10, 10 * 0.005 + 0.5 * 2.5);
+    the first substep after a reset has no derivative."""
+    model, rotors = model_and_rotors
+    inertia = model.body_inertia[1]
+    act = _actuator(model_and_rotors, 1, 'thrust_body_rates')
+    command = torch.tensor([[MASS * G, 0.0, 0.0, 0.0]], dtype=torch.float64)
+    w = torch.tensor([[0.01, -0.02, 0.005]], dtype=torch.float64)
+
+    def torque():
+        speeds = act.rate_control(command, w, DT)
+        return allocation_matrix(rotors) @ (rotors.thrust_coefficient * speeds.numpy()[0] ** 2)
+    fresh = torque()   # NaN last rates after reset: proportional part only
+    np.testing.assert_allclose(fresh[1:], -inertia * np.array([0.4, -0.8, 0.05]) + np.cross(
+        w[0].numpy(), inertia * w[0].numpy()), rtol=1e-9)
+    act.last_ang_vel_b[:] = 0.0
+    np.testing.assert_allclose(torque()[1:], -inertia * np.array([10.4, -20.8, 1.3]) + np.cross(
+        w[0].numpy(), inertia * w[0].numpy()), rtol=1e-9)
 
 
 @pytest.mark.parametrize('faster, sign', [((1, 3), 1.0), ((0, 2), -1.0)])

@@ -86,6 +86,15 @@ def test_position_reward_far_away_is_tiny_not_subnormal(make_env):
     assert reward[1].item() == pytest.approx(math.exp(-1.0), rel=1e-4)
 
 
+def test_descent_penalty_counts_only_sinking_beyond_the_limit(make_env):
+    """Limit 1 m/s: sinking at 2.5 m/s costs (2.5 - 1)^2 = 2.25; at 0.5 m/s or climbing at
+    3 m/s nothing."""
+    env = make_env(num_envs=3, edit=_quiet)
+    env.scene.lin_vel_w = torch.tensor([[0.0, 0.0, -2.5], [4.0, 0.0, -0.5], [0.0, 0.0, 3.0]])
+    penalty = mdp.descent_speed_excess_sq(env, max_m_s=1.0)
+    torch.testing.assert_close(penalty, torch.tensor([2.25, 0.0, 0.0]))
+
+
 def test_physical_params_of_a_nominal_env(make_env):
     """Nominal parameters read as ratios of 1; the privileged vector has 13 entries."""
     env = make_env(num_envs=2, edit=_quiet)
@@ -98,14 +107,20 @@ def test_physical_params_of_a_nominal_env(make_env):
 
 
 def test_thrust_body_rates_command_by_hand(make_env):
-    """a = (0.5, 1, -1, 0.25): thrust 1.5 x 0.26487 = 0.397305 N, rates (6, -6, 1.5) rad/s."""
+    """a = (0.5, 1, -1, 0.25): thrust 0.26487 + 0.5 (0.595315 - 0.26487) = 0.430092 N (halfway
+    from hover to the rotors' 4 x 0.14883 N), rates (6, -6, 1.5) rad/s; a0 = -0.5 gives half
+    the hover thrust, +1 (and 2, clipped to +1 first) the rotors' full 0.59531 N."""
     env = make_env(num_envs=1, edit=_quiet)
     command = env.action_term.to_command(torch.tensor([[0.5, 1.0, -1.0, 0.25]]))
-    torch.testing.assert_close(command, torch.tensor([[0.397305, 6.0, -6.0, 1.5]],
-                                                     dtype=torch.float64))
-    # a0 = 2 asks 3 x hover = 0.79461 N, more than 4 x 0.14883 = 0.59531 N: capped there
-    capped = env.action_term.to_command(torch.tensor([[2.0, 0.0, 0.0, 0.0]]))[0, 0].item()
-    assert capped == pytest.approx(4 * env.scene.rotors.max_thrust_n)
+    torch.testing.assert_close(command, torch.tensor([[0.430092, 6.0, -6.0, 1.5]],
+                                                     dtype=torch.float64), rtol=0, atol=1e-6)
+    half = env.action_term.to_command(torch.tensor([[-0.5, 0.0, 0.0, 0.0]]))[0, 0].item()
+    assert half == pytest.approx(0.5 * env.scene.hover_thrust_n)
+    full = 4 * env.scene.rotors.max_thrust_n
+    assert full == pytest.approx(0.59531, rel=1e-4)
+    for a0 in (1.0, 2.0):
+        env.action_term.process(torch.tensor([[a0, 0.0, 0.0, 0.0]]))
+        assert env.scene.actuator.command[0, 0].item() == pytest.approx(full)
 
 
 def test_rotor_speeds_command_by_hand(make_env):
@@ -148,6 +163,7 @@ def test_observed_action_history_is_fixed_by_the_task(make_env, delay):
         term = env.action_term
         for k in range(6):
             term.process(torch.full((2, 4), 0.1 * (k + 1)))
-        # the command now is the first output (0.1): thrust hover x 1.1
+        # the command now is the first output (0.1): a tenth of the way from hover to full
+        hover, full = env.scene.hover_thrust_n, 4 * env.scene.rotors.max_thrust_n
         assert env.scene.actuator.command[0, 0].item() == pytest.approx(
-            1.1 * env.scene.hover_thrust_n, rel=1e-5)
+            hover + 0.1 * (full - hover), rel=1e-5)

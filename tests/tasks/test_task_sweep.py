@@ -12,15 +12,17 @@ NUM_ENVS = 8
 QUADROTOR_TASKS = ('quadrotor-hover', 'quadrotor-track')
 # quadruped policy: ang_vel 3 + gravity 3 + command 3 + joint pos 12 + joint vel 12 +
 # last action 12 = 45
-QUADRUPED_TERMS = [('ang_vel_b', 3), ('projected_gravity', 3), ('velocity_command', 3),
-                   ('joint_pos_rel', 12), ('joint_vel', 12), ('action_history', 12)]
+QUADRUPED_TERMS = [('ang_vel_b', 3, 1), ('projected_gravity', 3, 1), ('velocity_command', 3, 1),
+                   ('joint_pos_rel', 12, 1), ('joint_vel', 12, 1), ('action_history', 12, 1)]
 POLICY_TERMS = {
-    # name: size; hover 3 + 9 + 3 + 3 + 4 x 4 (actions of the last 4 ticks) = 34, track adds
-    # the reference velocity: 37
-    'quadrotor-hover': [('position_error_w', 3), ('rotation_matrix', 9), ('lin_vel_b', 3),
-                        ('ang_vel_b', 3), ('action_history', 16)],
-    'quadrotor-track': [('position_error_w', 3), ('rotation_matrix', 9), ('lin_vel_b', 3),
-                        ('ang_vel_b', 3), ('action_history', 16), ('reference_velocity_w', 3)],
+    # (name, size of one tick, ticks); hover 3 + 9 + 3 x 3 (velocity of the last 3 ticks)
+    # + 3 x 4 (rates of the last 4) + 4 x 4 (actions of the last 4 ticks) = 49, track adds
+    # the reference velocity: 52
+    'quadrotor-hover': [('position_error_w', 3, 1), ('rotation_matrix', 9, 1),
+                        ('lin_vel_b', 3, 3), ('ang_vel_b', 3, 4), ('action_history', 16, 1)],
+    'quadrotor-track': [('position_error_w', 3, 1), ('rotation_matrix', 9, 1),
+                        ('lin_vel_b', 3, 3), ('ang_vel_b', 3, 4), ('action_history', 16, 1),
+                        ('reference_velocity_w', 3, 1)],
     'quadruped-flat': QUADRUPED_TERMS,
     'quadruped-rough': QUADRUPED_TERMS,
 }
@@ -60,7 +62,7 @@ def test_task_builds_and_steps_finite(make_env, task):
     """8 envs reset and take 30 random steps with finite obs of obs_dims and (8,) rewards."""
     env = make_env(task, num_envs=NUM_ENVS)
     obs = env.reset(seed=1)
-    expected_policy = sum(size for _, size in POLICY_TERMS[task])
+    expected_policy = sum(size * ticks for _, size, ticks in POLICY_TERMS[task])
     assert env.obs_dims['policy'] == expected_policy
     assert env.obs_dims['critic'] == expected_policy + CRITIC_EXTRA[task]
     for step_actions in _actions(30, size=NUM_ACTIONS[task]):
@@ -141,7 +143,8 @@ def test_contract_lists_policy_terms_in_order(make_env, task):
     """The contract's terms are the policy group in order, sizes summing to obs_dims['policy']."""
     env = make_env(task, num_envs=NUM_ENVS)
     contract = contract_from_env(env)
-    assert [(t.name, t.size) for t in contract.observations] == POLICY_TERMS[task]
+    assert [(t.name, t.size, t.history_length)
+            for t in contract.observations] == POLICY_TERMS[task]
     assert contract.observation_size == env.obs_dims['policy']
     robot, kind = ROBOT[task]
     assert contract.task == task and contract.robot == robot

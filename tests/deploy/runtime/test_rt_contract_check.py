@@ -114,11 +114,12 @@ def test_joint_param_mismatch_is_named(error, field, overrides, joint_params_fil
         Runtime.from_files(None, joint_params_file, overrides=overrides)
 
 
-@pytest.mark.parametrize('obs_size, action_size, field', [
-    (35, 4, 'observation_size'), (34, 3, 'action.size')])
-def test_onnx_io_width_mismatch_is_named(obs_size, action_size, field, deploy_dir,
+@pytest.mark.parametrize('extra_obs, action_size, field', [
+    (1, 4, 'observation_size'), (0, 3, 'action.size')])
+def test_onnx_io_width_mismatch_is_named(extra_obs, action_size, field, deploy_dir,
                                          quad_contract, quad_params_file):
-    """A graph 35 wide in (or 3 out) under a 34-in / 4-out contract is refused by name."""
+    """A graph one input wider (or 3 out) than its contract's (4 out) is refused by name."""
+    obs_size = quad_contract.observation_size + extra_obs
     path = deploy_dir / f'io_{obs_size}_{action_size}.onnx'
     torch.onnx.export(torch.nn.Linear(obs_size, action_size).eval(),
                       (torch.zeros(1, obs_size),), str(path), input_names=['obs'],

@@ -5,6 +5,7 @@ import pytest
 
 from sim2real.contract import ActionSpec, Contract, ContractError
 from sim2real.deploy.runtime.integrators import make_integrator
+from sim2real.terms import COLLECTIVE_THRUST_FORMULA
 
 
 def _contract(kind, size, params, default=(), rate_hz=50.0):
@@ -16,21 +17,33 @@ def _contract(kind, size, params, default=(), rate_hz=50.0):
                     action=ActionSpec(kind, size, params=params))
 
 
-QUAD = {'hover_thrust_n': 0.25, 'max_collective_thrust_n': 0.6, 'max_body_rate_rad_s': 6.0}
+QUAD = {'hover_thrust_n': 0.25, 'max_collective_thrust_n': 0.6, 'max_body_rate_rad_s': 6.0,
+        'thrust_formula': COLLECTIVE_THRUST_FORMULA}
 
 
 def test_thrust_body_rates_formula_and_clip():
-    """a = (0.5, 0.1, -2, 0.5): thrust 0.25*1.5 = 0.375 N, rates (0.6, -6, 3) rad/s."""
+    """a = (0.5, 0.1, -2, 0.5): thrust 0.25 + 0.5 (0.6 - 0.25) = 0.425 N, rates (0.6, -6,
+    3) rad/s."""
     integrator = make_integrator(_contract('thrust_body_rates', 4, QUAD))
     command = integrator.step(np.array([0.5, 0.1, -2.0, 0.5]))
-    np.testing.assert_allclose(command, [0.375, 0.6, -6.0, 3.0])
+    np.testing.assert_allclose(command, [0.425, 0.6, -6.0, 3.0])
 
 
-def test_thrust_is_capped_at_max_collective():
-    """hover 0.25 N * (1 + 1) = 0.5 N with a 0.4 N collective limit -> 0.4 N."""
-    integrator = make_integrator(_contract('thrust_body_rates', 4, dict(
-        QUAD, max_collective_thrust_n=0.4)))
-    assert integrator.step(np.array([3.0, 0.0, 0.0, 0.0]))[0] == pytest.approx(0.4)
+@pytest.mark.parametrize('a0, thrust_n', [(-3.0, 0.0), (-1.0, 0.0), (-0.5, 0.125), (0.0, 0.25),
+                                          (1.0, 0.6), (3.0, 0.6)])
+def test_thrust_spans_zero_hover_and_the_rotors_full_thrust(a0, thrust_n):
+    """-1 (or below, clipped) -> 0 N; -0.5 -> 0.25 x 0.5; 0 -> hover 0.25 N; +1 (or above)
+    -> the 0.6 N collective maximum."""
+    integrator = make_integrator(_contract('thrust_body_rates', 4, QUAD))
+    assert integrator.step(np.array([a0, 0.0, 0.0, 0.0]))[0] == pytest.approx(thrust_n)
+
+
+def test_a_policy_trained_with_another_thrust_map_is_refused():
+    """The map before the rotors' full thrust was reachable ('hover_thrust_n * (1 + a[0])')
+    is refused by name rather than flown differently."""
+    old = dict(QUAD, thrust_formula='hover_thrust_n * (1 + a[0])')
+    with pytest.raises(ContractError, match=r'action\.params\.thrust_formula'):
+        make_integrator(_contract('thrust_body_rates', 4, old))
 
 
 def test_history_is_newest_first_and_zero_after_reset():

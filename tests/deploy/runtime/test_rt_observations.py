@@ -21,7 +21,8 @@ def _bridge_odom(qpos, qvel, stamp_s):
 
 
 def test_runtime_observation_matches_env_for_20_random_steps(make_env, quad_params_file):
-    """3 envs x 21 states (4-deep action history, a time-out reset at step 10): <= 1e-5."""
+    """3 envs x 21 states (4-deep action history, the task's velocity and rate history, a
+    time-out reset at step 10): <= 1e-5."""
     def no_obs_delay(cfg):
         group = cfg.observations['policy']
         group.delay_ticks, group.jitter_prob, group.dropout_prob = (0, 0), 0.0, (0.0, 0.0)
@@ -43,11 +44,12 @@ def test_runtime_observation_matches_env_for_20_random_steps(make_env, quad_para
                 runtime.integrator.step(actions[i].numpy())
                 if bool(terminated[i] | truncated[i]):
                     runtime.integrator.reset()
+                    runtime.builder.reset()
                     resets += 1
             runtime.put('odom', _bridge_odom(qpos[i], qvel[i], float(step)))
             runtime.put('setpoint', Sample({'pos_w': target[i]}, float(step), float(step)))
-            got = runtime.observation()
-            assert got.dtype == np.float32 and got.shape == (1, 34)
+            got = runtime.observation(advance=True)
+            assert got.dtype == np.float32 and got.shape == (1, 49)
             np.testing.assert_allclose(got[0], obs[i].numpy(), atol=1e-5, rtol=0)
             compared += 1
     assert compared == 63 and resets >= 3
@@ -93,7 +95,8 @@ def test_term_history_matches_env_across_resets(make_env):
 
 
 def test_scale_and_clip_follow_the_contract(quad_contract):
-    """lin_vel_b (scale 0.5, clip 5): 4 m/s -> 2, 30 m/s -> 5; rotation identity row-major."""
+    """lin_vel_b (scale 0.5, clip 5): 4 m/s -> 2, 30 m/s -> 5 (the first tick fills its 3
+    ticks of history); ang_vel_b (4 ticks) scale 0.25, clip 10; rotation identity row-major."""
     builder = ObservationBuilder(quad_contract)
     obs = builder.build({
         'pos_w': np.zeros(3), 'target_pos_w': np.array([3.0, 0.0, -1.0]),
@@ -101,9 +104,9 @@ def test_scale_and_clip_follow_the_contract(quad_contract):
         'ang_vel_b': np.array([1.0, 0.0, 80.0]), 'action_history': np.ones((4, 4))})
     np.testing.assert_allclose(obs[0, 0:3], [2.0, 0.0, -1.0])          # clip 2
     np.testing.assert_allclose(obs[0, 3:12], np.eye(3).reshape(-1))
-    np.testing.assert_allclose(obs[0, 12:15], [2.0, 5.0, -5.0])
-    np.testing.assert_allclose(obs[0, 15:18], [0.25, 0.0, 10.0])       # scale .25, clip 10
-    np.testing.assert_allclose(obs[0, 18:34], np.ones(16))
+    np.testing.assert_allclose(obs[0, 12:21], [2.0, 5.0, -5.0] * 3)
+    np.testing.assert_allclose(obs[0, 21:33], [0.25, 0.0, 10.0] * 4)   # scale .25, clip 10
+    np.testing.assert_allclose(obs[0, 33:49], np.ones(16))
 
 
 def test_unknown_term_is_named(quad_contract):
@@ -119,7 +122,7 @@ def test_policy_runner_uses_one_thread_each_and_is_deterministic(quad_policy):
     runner = PolicyRunner(quad_policy)
     options = runner.session.get_session_options()
     assert (options.intra_op_num_threads, options.inter_op_num_threads) == (1, 1)
-    obs = np.linspace(-1, 1, 34, dtype=np.float32)[None, :]
+    obs = np.linspace(-1, 1, runner.contract.observation_size, dtype=np.float32)[None, :]
     (first, wall_s), (second, _) = runner.run(obs), runner.run(obs)
     assert first.shape == (4,) and first.dtype == np.float64 and wall_s > 0.0
     np.testing.assert_array_equal(first, second)

@@ -9,7 +9,7 @@ import torch
 from sim2real.deploy.runtime import Runtime, Sample
 from sim2real.export.onnx_policy import export_onnx
 
-HOVER_N, MASS_KG = 0.26487, 0.027
+HOVER_N, MASS_KG, MAX_THRUST_N = 0.26487, 0.027, 4 * 0.14883
 LEVEL = (1.0, 0.0, 0.0, 0.0)
 
 
@@ -24,6 +24,15 @@ def odom(t, pos=(0.0, 0.0, 1.5), quat=LEVEL, lin_vel_b=(0.0, 0.0, 0.0),
 def imu(t, ang_vel_b=(0.0, 0.0, 0.0)):
     """An imu sample received and stamped at t."""
     return Sample({'ang_vel_b': np.array(ang_vel_b), 'lin_acc_b': np.array([0, 0, 9.81])}, t, t)
+
+
+def thrust_n(runtime, a0):
+    """The contract's collective thrust [N] of output a0: hover (1 + a0) below 0, up to the
+    rotors' full thrust (about 0.5953 N) at +1."""
+    params = runtime.contract.action.params
+    hover, full = params['hover_thrust_n'], params['max_collective_thrust_n']
+    assert hover == pytest.approx(HOVER_N) and full == pytest.approx(MAX_THRUST_N, rel=1e-4)
+    return hover * (1 + a0) if a0 <= 0 else hover + a0 * (full - hover)
 
 
 def feed(runtime, t, **odom_kw):
@@ -78,12 +87,12 @@ def test_soft_start_blends_thrust_then_goes_active(runtime):
     half = runtime.step(0.1)
     a = np.clip(half.action, -1.0, 1.0)
     assert half.state == 'soft_start'
-    assert half.command[0] == pytest.approx(0.5 * HOVER_N * (1 + a[0]))
+    assert half.command[0] == pytest.approx(0.5 * thrust_n(runtime, a[0]))
     np.testing.assert_allclose(half.command[1:], 6.0 * a[1:])
     feed(runtime, 0.2)
     full = runtime.step(0.2)
     assert full.state == 'active'
-    assert full.command[0] == pytest.approx(HOVER_N * (1 + np.clip(full.action[0], -1, 1)))
+    assert full.command[0] == pytest.approx(thrust_n(runtime, np.clip(full.action[0], -1, 1)))
     assert full.inference_s > 0.0
 
 
@@ -206,12 +215,13 @@ def test_setpoint_stream_required_when_timeout_positive(quad_params_file):
 
 
 def test_ang_vel_comes_from_the_fresher_stream(runtime):
-    """Gyro (4, 5, 6) received after odom (1, 2, 3) is used, scaled 0.25; then odom's again."""
+    """Gyro (4, 5, 6) received after odom (1, 2, 3) is used, scaled 0.25; then odom's again
+    (the current tick's rates at 21:24, after 3 ticks of velocity)."""
     runtime.put('odom', odom(0.0, ang_vel_b=(1.0, 2.0, 3.0)))
     runtime.put('imu', imu(0.001, ang_vel_b=(4.0, 5.0, 6.0)))
-    np.testing.assert_allclose(runtime.observation(0.001)[0, 15:18], [1.0, 1.25, 1.5])
+    np.testing.assert_allclose(runtime.observation(0.001)[0, 21:24], [1.0, 1.25, 1.5])
     runtime.put('odom', odom(0.002, ang_vel_b=(1.0, 2.0, 3.0)))
-    np.testing.assert_allclose(runtime.observation(0.002)[0, 15:18], [0.25, 0.5, 0.75])
+    np.testing.assert_allclose(runtime.observation(0.002)[0, 21:24], [0.25, 0.5, 0.75])
 
 
 def test_rotor_speeds_soft_start_scales_collective_thrust(
@@ -231,16 +241,11 @@ def test_rotor_speeds_soft_start_scales_collective_thrust(
     assert kf * np.sum(result.command ** 2) <= 0.55
 
 
-def test_observation_history_advances_on_ticks_and_restarts_at_enable(
-        deploy_dir, quad_contract, quad_params_file):
-    """ang_vel_b with 3 ticks of history: the ticks' gyro readings newest first (a peek
-    between ticks adds nothing); after a latch, enable restarts it with the current one."""
-    contract = type(quad_contract).from_json(quad_contract.to_json())
-    term = next(t for t in contract.observations if t.name == 'ang_vel_b')
-    term.history_length = 3
-    policy = torch.nn.Linear(contract.observation_size, 4)
-    path = export_onnx(policy, contract, deploy_dir / 'history.onnx')
-    runtime = Runtime.from_files(path, quad_params_file)
+def test_observation_history_advances_on_ticks_and_restarts_at_enable(quad_params_file):
+    """ang_vel_b's 4 ticks of history (roll rates at 21:33:3): the ticks' gyro readings newest
+    first (a peek between ticks adds nothing); after a latch, enable restarts it with the
+    current one."""
+    runtime = Runtime.from_files(None, quad_params_file)
 
     def gyro(t, roll_rate):
         runtime.put('odom', odom(t, ang_vel_b=(roll_rate, 0.0, 0.0)))
@@ -251,12 +256,12 @@ def test_observation_history_advances_on_ticks_and_restarts_at_enable(
         gyro(t, 4.0 * (k + 1))
         assert runtime.step(t).state == 'soft_start'
     gyro(0.03, 16.0)
-    peek = runtime.observation(0.03)[0, 15:24:3]
-    np.testing.assert_allclose(peek, [4.0, 3.0, 2.0])            # x 0.25, newest first
-    np.testing.assert_allclose(runtime.observation(0.03)[0, 15:24:3], peek)
+    peek = runtime.observation(0.03)[0, 21:33:3]
+    np.testing.assert_allclose(peek, [4.0, 3.0, 2.0, 1.0])         # x 0.25, newest first
+    np.testing.assert_allclose(runtime.observation(0.03)[0, 21:33:3], peek)
     runtime.estop(0.03)
     runtime.step(0.03)
     gyro(0.04, -8.0)
     assert runtime.enable(0.04) == (True, '')
     runtime.step(0.04)
-    np.testing.assert_allclose(runtime.observation(0.04)[0, 15:24:3], [-2.0, -2.0, -2.0])
+    np.testing.assert_allclose(runtime.observation(0.04)[0, 21:33:3], [-2.0] * 4)
