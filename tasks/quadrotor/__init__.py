@@ -28,9 +28,11 @@ def register_tasks() -> None:
     register(TaskSpec('quadrotor-hover', quadrotor_hover_cfg,
                       'Crazyflie-class quadrotor: reach and hold a target, recover from tilt '
                       'and spin', train, acceptance()))
+    # track: half the draws at a bound made seed 0 collapse after 200 iterations (evaluated
+    # success 0.75 at iteration 150, then 0: a 0.4 m wobble), 0.3 trains steadily
     register(TaskSpec('quadrotor-track', quadrotor_track_cfg,
-                      'Crazyflie-class quadrotor: follow random smooth trajectories', train,
-                      acceptance()))
+                      'Crazyflie-class quadrotor: follow random smooth trajectories',
+                      dict(train, edge_prob=0.3), acceptance()))
 
 
 def acceptance() -> dict:
