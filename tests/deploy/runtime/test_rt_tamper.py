@@ -173,8 +173,10 @@ def test_re_deriving_an_old_file_binds_the_same_graph(shipped, tmp_path):
     path = strip_digest(model, tmp_path / 'old.onnx')
     out, graph, vouched = rebind_onnx(path, tmp_path / 'new.onnx', trust_graph=True)
     assert graph == graph_sha256(model) and vouched == 'unverified (--trust-graph)'
-    assert PolicyRunner(out).contract.task == 'quadrotor-hover'
-    obs = np.random.default_rng(0).standard_normal((1000, 34)).astype(np.float32)
+    contract = PolicyRunner(out).contract
+    assert contract.task == 'quadrotor-hover'
+    obs = np.random.default_rng(0).standard_normal((1000, contract.observation_size))
+    obs = obs.astype(np.float32)
     a, b = (cpu_session(p).run(None, {'obs': obs})[0] for p in (path, out))
     np.testing.assert_array_equal(a, b)
 
