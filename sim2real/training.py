@@ -63,14 +63,15 @@ class TrainArgs:
 
 def build_env(task: str, seed: int, num_envs: int, action: str | None = None,
               play: bool = False, num_threads: int = 0, backend: str = 'mujoco',
-              device: str = 'cpu', edge_prob: float = 0.0) -> RLEnv:
+              device: str = 'cpu', edge_prob: float = 0.0,
+              edge_per_env: bool = False) -> RLEnv:
     """A batched env of a registered task on a simulation backend and device; edge_prob > 0
     draws each box parameter at a bound of its range that often (training only: evaluation
-    draws the box uniformly)."""
+    draws the box uniformly), edge_per_env all of an env's values of it together."""
     options = {} if action is None else {'action': action}
     cfg = make_env_cfg(task, play=play, **options)
     if edge_prob > 0.0:
-        bias_edges(cfg, edge_prob)
+        bias_edges(cfg, edge_prob, edge_per_env)
     cfg.num_envs, cfg.seed, cfg.num_threads = num_envs, seed, num_threads
     cfg.backend, cfg.device = backend, device
     return RLEnv(cfg)
@@ -122,7 +123,8 @@ def train(args: TrainArgs, run_dir: str | os.PathLike, resume: bool = False,
     num_envs = args.num_envs or defaults.get('num_envs', 4096)
     env = build_env(args.task, args.seed, num_envs, args.action, num_threads=args.num_threads,
                     backend=args.backend, device=args.device,
-                    edge_prob=defaults.get('edge_prob', 0.0))
+                    edge_prob=defaults.get('edge_prob', 0.0),
+                    edge_per_env=defaults.get('edge_per_env', False))
     args = dataclasses.replace(args, action=env.action_term.kind)
     ppo_cfg = PPOCfg(**copy.deepcopy(defaults.get('ppo', {})))
     max_iterations = args.max_iterations or defaults.get('max_iterations', 1000)

@@ -120,6 +120,10 @@ class ObservationManager(Stateful):
             start += size
         return None if start == len(cols) else torch.tensor(cols, dtype=torch.long)
 
+    def delay_ticks(self, group: str) -> torch.Tensor:
+        """Per-env observation delay of a group [control ticks], (N,)."""
+        return self._delay[group]
+
     def reset(self, env_ids: torch.Tensor) -> None:
         """Draw each group's per-env delay (and dropout probability) for the reset envs."""
         for history in self._history.values():

@@ -32,6 +32,10 @@ class EdgeRange:
     """Upper bound."""
     edge_prob: float
     """Probability of a draw at a bound, in [0, 1]."""
+    per_env: bool = False
+    """True: an env's values of a multi-valued draw (one per joint, per axis) go to a bound
+    together, so training sees the box's corners as a robustness sweep pins them (every
+    joint at once); False: each value independently."""
 
     def __post_init__(self):
         """Validate order and probability."""
@@ -88,10 +92,13 @@ def _low_high(env_ids, value_range, view: tuple, device):
     return low, high
 
 
-def _at_edges(env, value, low, high, prob: float, shape: tuple):
-    """Replace each sample by a random bound with probability prob."""
+def _at_edges(env, value, low, high, prob: float, shape: tuple, per_env: bool = False):
+    """Replace each sample (per_env: each env's row of samples) by a random bound with
+    probability prob."""
     if prob <= 0.0:
         return value
+    if per_env:
+        shape = (shape[0],) + (1,) * (len(shape) - 1)
     at_edge = torch.rand(shape, generator=env.rng, dtype=torch.float64) < prob
     upper = torch.rand(shape, generator=env.rng, dtype=torch.float64) < 0.5
     edge = torch.where(upper, torch.as_tensor(high, dtype=torch.float64),
@@ -109,7 +116,8 @@ def sample_range(env, env_ids: torch.Tensor, value_range, shape: tuple) -> torch
     view = (len(env_ids),) + (1,) * (len(shape) - 1)
     low, high = _low_high(env_ids, value_range, view, unit.device)
     value = low + (high - low) * unit
-    return _at_edges(env, value, low, high, edge_prob(value_range), shape)
+    return _at_edges(env, value, low, high, edge_prob(value_range), shape,
+                     getattr(value_range, 'per_env', False))
 
 
 def sample_int_range(env, env_ids: torch.Tensor, value_range) -> torch.Tensor:
@@ -132,11 +140,12 @@ def sample_int_range(env, env_ids: torch.Tensor, value_range) -> torch.Tensor:
     return _at_edges(env, value, low, high, edge_prob(value_range), (n,)).long()
 
 
-def bias_edges(cfg, prob: float) -> None:
-    """Draw every parameter of cfg's randomization box at a bound with probability prob."""
+def bias_edges(cfg, prob: float, per_env: bool = False) -> None:
+    """Draw every parameter of cfg's randomization box at a bound with probability prob
+    (per_env: all of an env's values of a parameter at the same bound, see EdgeRange)."""
     for param in cfg.randomization.values():
         low, high = bounds(get_path(cfg, param.path))
-        set_path(cfg, param.path, EdgeRange(low, high, prob))
+        set_path(cfg, param.path, EdgeRange(low, high, prob, per_env))
 
 
 def _step(obj: Any, key: str) -> tuple[Any, str, str]:

@@ -39,6 +39,18 @@ def source_checkpoint(source: str | os.PathLike) -> Path:
     return path
 
 
+def _bounds_only(value):
+    """A stored config value with every edge-biased range (training's EdgeRange) as its
+    plain [low, high]: how often training drew a bound is no part of a policy's interface."""
+    if isinstance(value, dict):
+        if set(value) >= {'low', 'high', 'edge_prob'}:
+            return [value['low'], value['high']]
+        return {k: _bounds_only(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_bounds_only(v) for v in value]
+    return value
+
+
 def policy_interface(config: dict) -> dict:
     """What the actor's inputs and outputs mean in a run's stored config."""
     env = config['env']
@@ -48,7 +60,7 @@ def policy_interface(config: dict) -> dict:
             {'name': name, **{k: term.get(k) for k in _TERM_FIELDS}}
             for name, term in terms.items()],
         'policy observation size': config['obs_dims']['policy'],
-        'action': env['action'],
+        'action': _bounds_only(env['action']),
         'actions': config['num_actions'],
         'actor hidden dims': list(config['ppo']['policy']['actor_hidden_dims']),
         'activation': config['ppo']['policy']['activation'],

@@ -109,6 +109,21 @@ def test_edge_range_draws_bounds_at_its_rate():
     assert bounds(EdgeRange(0, 3, 0.4)) == (0.0, 3.0)
 
 
+def test_per_env_edges_move_an_envs_joints_to_one_bound_together():
+    """edge_prob 0.5 over 12 joints: per_env puts all 12 of an env at the same bound in about
+    half the envs (+-3 %); independent draws put all 12 at one bound in about none."""
+    n, joints = 20000, 12
+    together = sample_range(_Env(), torch.arange(n), EdgeRange(0.9, 1.1, 0.5, per_env=True),
+                            (n, joints))
+    alone = sample_range(_Env(), torch.arange(n), EdgeRange(0.9, 1.1, 0.5), (n, joints))
+    for draws, expected in ((together, 0.5), (alone, 2 * 0.25 ** joints)):
+        low = (draws == 0.9).all(dim=1)
+        high = (draws == 1.1).all(dim=1)
+        assert abs(float((low | high).double().mean()) - expected) < 0.03
+    rows = together[(together == 0.9).any(dim=1)]
+    assert bool((rows == 0.9).all())   # a row at an edge is wholly at it
+
+
 def test_bias_edges_wraps_every_box_range():
     """bias_edges makes every box range an EdgeRange of the same bounds."""
     from sim2real.mdp.ranges import bias_edges

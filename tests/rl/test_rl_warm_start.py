@@ -79,6 +79,26 @@ def test_another_robot_is_refused_with_every_difference(flat_run):
         assert field in message, message
 
 
+def test_edge_biased_training_is_no_interface_difference():
+    """A run trained with edge-biased ranges (an action delay stored as an EdgeRange) starts a
+    run without them; a different delay range is still a difference."""
+    from sim2real.mdp.ranges import bias_edges
+    from sim2real.mdp.serialize import to_plain
+    from sim2real.rl.warm_start import interface_mismatches, policy_interface
+    from sim2real.tasks import make_env_cfg
+
+    def interface(cfg):
+        config = {'env': to_plain(cfg), 'obs_dims': {'policy': 49}, 'num_actions': 4,
+                  'ppo': to_plain(PPOCfg())}
+        return policy_interface(config)
+    biased, plain = make_env_cfg('quadrotor-hover'), make_env_cfg('quadrotor-hover')
+    bias_edges(biased, 0.5, per_env=True)
+    assert interface_mismatches(interface(biased), interface(plain)) == []
+    plain.action.params['delay_ticks'] = (0, 3)
+    lines = interface_mismatches(interface(biased), interface(plain))
+    assert len(lines) == 1 and lines[0].startswith('action:')
+
+
 def test_missing_sources_are_reported(tmp_path):
     """A path that does not exist, and a run directory without checkpoints."""
     actor_critic, config = _target()
