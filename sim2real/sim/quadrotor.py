@@ -36,6 +36,16 @@ class RateControllerCfg:
     dimensionless]."""
 
 
+def cap_rotor_thrusts(thrust_n, max_thrust_n: float):
+    """Rotor thrusts the firmware can command from the mixer's (N, 4) [N]: all four lowered
+    by the excess of the highest over the maximum (attitude kept before collective thrust),
+    then negatives cut to zero, as the Crazyflie's power distribution caps its motors
+    (crazyflie-firmware, power_distribution_quadrotor.c, powerDistributionCap)."""
+    xp = array_namespace(thrust_n)
+    excess = xp.clip(xp.max(thrust_n, axis=1, keepdims=True) - max_thrust_n, 0.0, None)
+    return xp.clip(thrust_n - excess, 0.0, max_thrust_n)
+
+
 def motor_lag(speed_rad_s, command_rad_s, dt_s: float, time_constant_s):
     """Exact first-order response over dt of a zero-order-held speed command."""
     xp = array_namespace(speed_rad_s)
@@ -95,7 +105,7 @@ class QuadrotorActuator(Stateful):
         tau = self._inertia * (self._kp * rate_err - self._kd * ang_acc) + xp.linalg.cross(
             ang_vel_b, j_w)
         wrench = xp.concat([command[:, 0:1], tau], axis=1)
-        thrust = xp.clip(wrench @ self._mix, 0.0, self.rotors.max_thrust_n)
+        thrust = cap_rotor_thrusts(wrench @ self._mix, self.rotors.max_thrust_n)
         return xp.sqrt(thrust / self.rotors.thrust_coefficient)
 
     def substep(self, ang_vel_b, dt_s: float):

@@ -9,7 +9,7 @@ import torch
 
 from sim2real.sim.backend import MujocoBatchBackend
 from sim2real.sim.mjcf import quadrotor_model
-from sim2real.sim.quadrotor import motor_lag, QuadrotorActuator
+from sim2real.sim.quadrotor import cap_rotor_thrusts, motor_lag, QuadrotorActuator
 from sim2real.sim.rotors import allocation_matrix
 
 MASS = 0.027
@@ -160,6 +160,35 @@ def test_rate_controller_matches_the_torque_law_while_spinning(model_and_rotors)
     expected = inertia * np.array([40.0, 40.0, 10.0]) * (command[1:] - w) + gyro
     np.testing.assert_allclose(wrench[1:], expected, rtol=1e-9)
     np.testing.assert_allclose(wrench[0], MASS * G, rtol=1e-12)
+
+
+def test_capping_keeps_the_torques_and_gives_up_thrust():
+    """Mixer output (0.17, 0.15, 0.13, 0.11) N against a 0.14883 N maximum: all four drop by
+    the excess 0.02117 N, so rotor differences (the torques) stay; an all-negative row goes
+    to zero; a row within limits is untouched."""
+    f_max = 0.14883
+    demand = np.array([[0.17, 0.15, 0.13, 0.11], [-0.01, -0.02, -0.01, -0.03],
+                       [0.05, 0.06, 0.07, 0.08]])
+    capped = cap_rotor_thrusts(demand, f_max)
+    np.testing.assert_allclose(capped[0], demand[0] - (0.17 - f_max), rtol=1e-12)
+    np.testing.assert_allclose(np.diff(capped[0]), np.diff(demand[0]), rtol=1e-12)
+    assert capped[0].max() == pytest.approx(f_max) and (capped[1] == 0.0).all()
+    np.testing.assert_array_equal(capped[2], demand[2])
+    # torch gives the same numbers (training and the HIL bridge share the function)
+    np.testing.assert_array_equal(cap_rotor_thrusts(torch.tensor(demand), f_max).numpy(), capped)
+
+
+def test_full_thrust_with_a_roll_command_still_rolls(model_and_rotors):
+    """Full collective thrust (4 x max) and a 5 rad/s roll command at rest: the rate loop
+    gets its whole roll torque (Ixx kp 5 = 3.31e-3 N m) for 0.0166 N less thrust per rotor,
+    where clipping each rotor at its maximum would have given half the torque."""
+    _, rotors = model_and_rotors
+    act = _actuator(model_and_rotors, 1, 'thrust_body_rates')
+    command = torch.tensor([[4 * rotors.max_thrust_n, 5.0, 0.0, 0.0]], dtype=torch.float64)
+    speeds = act.rate_control(command, torch.zeros(1, 3, dtype=torch.float64), DT)
+    wrench = allocation_matrix(rotors) @ (rotors.thrust_coefficient * speeds.numpy()[0] ** 2)
+    np.testing.assert_allclose(wrench[1], 1.657171e-5 * 40 * 5, rtol=1e-6)
+    assert wrench[0] < 4 * rotors.max_thrust_n
 
 
 def test_rate_controller_damps_the_measured_angular_acceleration(model_and_rotors):
