@@ -50,6 +50,9 @@ from sim2real.deploy.node_params import check_overrides
 
 MAX_CATCH_UP_S = 0.1
 """Further behind wall time than this, the physics skips ahead (logged) instead of racing."""
+STALL_EVENT_S = 0.02
+"""A loop this late publishes a `stall` event (with lag_ms): a stall near a node's sensor
+timeout makes a stream stale by itself, and a judge (sim2real hil) must know."""
 
 
 class SimBridge(Node):
@@ -147,7 +150,12 @@ class SimBridge(Node):
         self._restart(time.monotonic())   # the clock starts now, not at construction
         while self.context.ok():
             now_s = time.monotonic()
-            self._max_lag_s = max(self._max_lag_s, now_s - self._next_state_s)
+            lag_s = now_s - self._next_state_s
+            self._max_lag_s = max(self._max_lag_s, lag_s)
+            if lag_s > STALL_EVENT_S:
+                self._events_pub.publish(String(data=json.dumps({
+                    'event': 'stall', 'fault': '', 'lag_ms': round(1e3 * lag_s, 1),
+                    'monotonic_s': now_s})))
             stamp_offset_s = self.get_clock().now().nanoseconds * 1e-9 - time.monotonic()
             # commands that arrived while the loop ran late, as a driver reads its bus
             ros_msgs.take_pending(self._command_subs)

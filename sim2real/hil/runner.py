@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import os
 from pathlib import Path
 import tempfile
@@ -95,6 +96,37 @@ def run_hil(robot: str, policy: str | Path, duration_s: float = 10.0, faults: st
     return result
 
 
+STALL_RERUNS = 2
+"""Reruns of a scenario in which the simulated robot stalled too long to judge the node."""
+
+
+def stall_limit_ms(node_cfg: dict) -> float:
+    """Half the node's shortest sensor timeout [ms] (its positive `*_timeout_s`): a stall of
+    the simulated robot that long can make a stream stale by itself."""
+    timeouts = [float(v) for k, v in node_cfg.items()
+                if k.endswith('_timeout_s') and float(v) > 0.0]
+    return 500.0 * min(timeouts) if timeouts else math.inf
+
+
+def unstalled(mon: HilMonitor, run, limit_ms: float) -> dict:
+    """run() once, and again (at most STALL_RERUNS times) while the bridge reported a stall
+    of limit_ms or more during it; the last run's result with the worst stall of each
+    attempt [ms] in 'simulator_stalls_ms' (0: none)."""
+    stalls = []
+    for _ in range(1 + STALL_RERUNS):
+        t0 = time.monotonic()
+        out = run()
+        worst = max((e['lag_ms'] for e in mon.events_since(t0, 'stall')), default=0.0)
+        stalls.append(worst)
+        if worst < limit_ms:
+            break
+        log.warning('the simulated robot stalled %.1f ms (limit %.1f ms): scenario rerun',
+                    worst, limit_ms)
+    out['simulator_stalls_ms'] = stalls
+    out['stall_limit_ms'] = limit_ms
+    return out
+
+
 def _run_scenarios(procs, policy: Path, node_cfg: dict, bridge_cfg: dict, cases,
                    duration_s: float) -> dict:
     """Connect the monitor, wait for both nodes, run nominal flight and each fault."""
@@ -110,8 +142,10 @@ def _run_scenarios(procs, policy: Path, node_cfg: dict, bridge_cfg: dict, cases,
     try:
         _wait_ready(mon, procs)
         t0 = time.monotonic()
-        flight = nominal(mon, sc, duration_s)
-        fault_results = {case.name: fault_run(mon, sc, case) for case in cases}
+        limit = stall_limit_ms(node_cfg)
+        flight = unstalled(mon, lambda: nominal(mon, sc, duration_s), limit)
+        fault_results = {case.name: unstalled(mon, lambda c=case: fault_run(mon, sc, c), limit)
+                         for case in cases}
         diag = flight.pop('diagnostics')
         total = flight['limit_violations'] + sum(
             f['limit_violations'] for f in fault_results.values())
@@ -123,6 +157,8 @@ def _run_scenarios(procs, policy: Path, node_cfg: dict, bridge_cfg: dict, cases,
             'received_state_rate_hz': flight['received_state_rate_hz'],
             'duration_s': duration_s,
             'nominal_limit_violations': flight['limit_violations'],
+            'nominal_simulator_stalls_ms': flight['simulator_stalls_ms'],
+            'stall_limit_ms': limit,
             'limit_violations': total,
             'faults': fault_results,
             'wall_time_s': round(time.monotonic() - t0, 1),
@@ -149,8 +185,11 @@ def _run_quadruped(procs, node_cfg: dict, bridge_cfg: dict, cases, duration_s: f
         mon.start_cmd_vel(*quadruped.COMMAND_M_S)
         _wait_ready(mon, procs)
         t0 = time.monotonic()
-        walk = quadruped.nominal(mon, sc, duration_s)
-        fault_results = {case.name: quadruped.fault_run(mon, sc, case) for case in cases}
+        limit = stall_limit_ms(node_cfg)
+        walk = unstalled(mon, lambda: quadruped.nominal(mon, sc, duration_s), limit)
+        fault_results = {
+            case.name: unstalled(mon, lambda c=case: quadruped.fault_run(mon, sc, c), limit)
+            for case in cases}
         diag = walk.pop('diagnostics')
         result = {
             **loop_figures(node_cfg, diag),
@@ -163,6 +202,8 @@ def _run_quadruped(procs, node_cfg: dict, bridge_cfg: dict, cases, duration_s: f
             'received_state_rate_hz': walk['received_state_rate_hz'],
             'duration_s': duration_s,
             'nominal_limit_violations': walk['limit_violations'],
+            'nominal_simulator_stalls_ms': walk['simulator_stalls_ms'],
+            'stall_limit_ms': limit,
             'limit_violations': walk['limit_violations'] + sum(
                 f['limit_violations'] for f in fault_results.values()),
             'faults': fault_results,

@@ -41,6 +41,22 @@ def walk_bound(sc: Scenario) -> NominalBound:
                         'm/s')
 
 
+def stall_note(stalls_ms: list[float], limit_ms: float) -> tuple[str, str]:
+    """(reason to fail, note) for the worst simulator stall of each attempt of a scenario:
+    a reason when even the last attempt stalled limit_ms or more (inconclusive), a note
+    when an earlier one did and the scenario was rerun."""
+    if not stalls_ms:
+        return '', ''
+    if stalls_ms[-1] >= limit_ms:
+        return (f'inconclusive: the simulated robot stalled {stalls_ms[-1]:.0f} ms (>= '
+                f'{limit_ms:.0f} ms, half the shortest sensor timeout) in all '
+                f'{len(stalls_ms)} attempts', '')
+    if len(stalls_ms) > 1:
+        return '', (f' (rerun {len(stalls_ms) - 1}x after the simulated robot stalled '
+                    f'{max(stalls_ms):.0f} ms)')
+    return '', ''
+
+
 def nominal_verdict(result: dict, bound: NominalBound) -> tuple[bool, str]:
     """The nominal run: active throughout, no fall, error within bound, no violation."""
     reasons = []
@@ -56,9 +72,14 @@ def nominal_verdict(result: dict, bound: NominalBound) -> tuple[bool, str]:
     own = result.get('nominal_limit_violations', 0)
     if own:
         reasons.append(f'{own} limit violations')
+    stalled, note = stall_note(result.get('nominal_simulator_stalls_ms', []),
+                               result.get('stall_limit_ms', math.inf))
+    if stalled:
+        reasons.insert(0, stalled)
     if reasons:
         return False, 'FAIL nominal: ' + '; '.join(reasons)
-    return True, f'pass nominal: {what} <= {bound.limit:g}, active throughout, no limit violation'
+    return True, (f'pass nominal: {what} <= {bound.limit:g}, active throughout, no limit '
+                  f'violation{note}')
 
 
 def fault_verdict(name: str, r: dict, sc: Scenario) -> tuple[bool, str]:
@@ -91,9 +112,12 @@ def fault_verdict(name: str, r: dict, sc: Scenario) -> tuple[bool, str]:
         how = f'{who} after {ticks} ticks'
     if not r['recovered_safe'] and not reasons:
         reasons.append('not safe (see the JSON: damping not commanded or not level)')
+    stalled, note = stall_note(r.get('simulator_stalls_ms', []), r.get('stall_limit_ms', math.inf))
+    if stalled:
+        reasons.insert(0, stalled)
     if reasons:
         return False, f'FAIL {name} ({expect}): ' + '; '.join(reasons)
-    return True, f'pass {name} ({expect}): {how}'
+    return True, f'pass {name} ({expect}): {how}{note}'
 
 
 def hil_verdict(result: dict, sc: Scenario, bound: NominalBound) -> dict:

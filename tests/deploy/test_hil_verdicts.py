@@ -55,3 +55,32 @@ def test_nominal_needs_active_flight_within_the_error_bound():
         recovered_safe=False, crashed=True)}), SC, hover_bound(SC))
     assert not verdict['passed'] and len(verdict['lines']) == 3
     assert verdict['lines'][2].startswith('FAIL delay (tolerate): crashed')
+
+
+def test_a_stalled_simulator_is_inconclusive_not_a_policy_failure():
+    """Seed 2's stall (67.7 ms against a 25 ms limit) in all 3 attempts: FAIL naming the
+    stall; stalled once then clean: pass, saying it was rerun; no stall: the usual line."""
+    from sim2real.hil.verdicts import stall_note
+    stalled = {'nominal_states': ['fallback:stale:odom'], 'hover_error_m': 1.499,
+               'nominal_limit_violations': 0, 'nominal_simulator_stalls_ms': [67.7, 60.0, 30.1],
+               'stall_limit_ms': 25.0}
+    ok, line = nominal_verdict(stalled, hover_bound(SC))
+    assert not ok and line.startswith('FAIL nominal: inconclusive: the simulated robot '
+                                      'stalled 30 ms (>= 25 ms, half the shortest sensor '
+                                      'timeout) in all 3 attempts; node states')
+    ok, line = fault_verdict('drop', _fault(simulator_stalls_ms=[67.7, 3.0],
+                                            stall_limit_ms=25.0), SC)
+    assert ok and line.endswith('of the target (rerun 1x after the simulated robot stalled '
+                                '68 ms)')
+    assert stall_note([0.0], 25.0) == ('', '') and stall_note([], 25.0) == ('', '')
+
+
+def test_the_stall_limit_is_half_the_shortest_sensor_timeout():
+    """config/quadrotor.yaml's node: odom and imu 0.05 s, setpoint 0 (off): 25 ms."""
+    from pathlib import Path
+
+    from sim2real.hil.runner import load_sections, stall_limit_ms
+    node, _ = load_sections(Path(__file__).resolve().parents[2] / 'config' / 'quadrotor.yaml')
+    assert node['odom_timeout_s'] == 0.05 and node['setpoint_timeout_s'] == 0.0
+    assert stall_limit_ms(node) == 25.0
+    assert stall_limit_ms({'rate_hz': 50.0}) == float('inf')
