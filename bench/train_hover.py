@@ -17,7 +17,7 @@ from sim2real.evaluate import rollout_episodes
 from sim2real.rl.ppo import PPOCfg
 from sim2real.rl.runner import OnPolicyRunner, RunnerCfg
 from sim2real.tasks import get_task
-from sim2real.training import build_env
+from sim2real.training import build_env, edge_options
 
 TASK = 'quadrotor-hover'
 TARGET_SUCCESS = 0.9
@@ -56,8 +56,7 @@ def time_to_success(seed: int = 0, max_seconds: float = 900.0, eval_every: int =
     """Train a quadrotor task with its defaults until evaluation reaches target."""
     train = get_task(task).train
     env = build_env(task, seed=seed, num_envs=train['num_envs'], backend=backend,
-                    device=device, edge_prob=train.get('edge_prob', 0.0),
-                    edge_per_env=train.get('edge_per_env', False))
+                    device=device, **edge_options(train))
     ppo_cfg = PPOCfg(**copy.deepcopy(train['ppo']))
     runner_cfg = RunnerCfg(max_iterations=10 ** 6, seed=seed, save_interval=10 ** 6,
                            progress_bar=False, learn_threads=train.get('learn_threads'),

@@ -77,6 +77,12 @@ def build_env(task: str, seed: int, num_envs: int, action: str | None = None,
     return RLEnv(cfg)
 
 
+def edge_options(train_defaults: dict) -> dict:
+    """build_env's edge-bias arguments from a task's training defaults."""
+    return {'edge_prob': train_defaults.get('edge_prob', 0.0),
+            'edge_per_env': train_defaults.get('edge_per_env', False)}
+
+
 def ppo_cfg_from_dict(raw: dict) -> PPOCfg:
     """PPOCfg from its plain-dict form (as stored in checkpoints)."""
     raw = dict(raw)
@@ -123,8 +129,7 @@ def train(args: TrainArgs, run_dir: str | os.PathLike, resume: bool = False,
     num_envs = args.num_envs or defaults.get('num_envs', 4096)
     env = build_env(args.task, args.seed, num_envs, args.action, num_threads=args.num_threads,
                     backend=args.backend, device=args.device,
-                    edge_prob=defaults.get('edge_prob', 0.0),
-                    edge_per_env=defaults.get('edge_per_env', False))
+                    **edge_options(defaults))
     args = dataclasses.replace(args, action=env.action_term.kind)
     ppo_cfg = PPOCfg(**copy.deepcopy(defaults.get('ppo', {})))
     max_iterations = args.max_iterations or defaults.get('max_iterations', 1000)

@@ -127,6 +127,17 @@ def unstalled(mon: HilMonitor, run, limit_ms: float) -> dict:
     return out
 
 
+def run_unstalled(mon: HilMonitor, node_cfg: dict, nominal_run, fault_run_of,
+                  cases) -> tuple[dict, dict, dict]:
+    """The nominal run and each fault case's run, each rerun while the simulated robot
+    stalled (unstalled); (nominal result, {case: fault result}, result keys to add)."""
+    limit = stall_limit_ms(node_cfg)
+    first = unstalled(mon, nominal_run, limit)
+    faults = {c.name: unstalled(mon, lambda c=c: fault_run_of(c), limit) for c in cases}
+    return first, faults, {'nominal_simulator_stalls_ms': first['simulator_stalls_ms'],
+                           'stall_limit_ms': limit}
+
+
 def _run_scenarios(procs, policy: Path, node_cfg: dict, bridge_cfg: dict, cases,
                    duration_s: float) -> dict:
     """Connect the monitor, wait for both nodes, run nominal flight and each fault."""
@@ -142,10 +153,9 @@ def _run_scenarios(procs, policy: Path, node_cfg: dict, bridge_cfg: dict, cases,
     try:
         _wait_ready(mon, procs)
         t0 = time.monotonic()
-        limit = stall_limit_ms(node_cfg)
-        flight = unstalled(mon, lambda: nominal(mon, sc, duration_s), limit)
-        fault_results = {case.name: unstalled(mon, lambda c=case: fault_run(mon, sc, c), limit)
-                         for case in cases}
+        flight, fault_results, stalls = run_unstalled(
+            mon, node_cfg, lambda: nominal(mon, sc, duration_s),
+            lambda case: fault_run(mon, sc, case), cases)
         diag = flight.pop('diagnostics')
         total = flight['limit_violations'] + sum(
             f['limit_violations'] for f in fault_results.values())
@@ -157,8 +167,7 @@ def _run_scenarios(procs, policy: Path, node_cfg: dict, bridge_cfg: dict, cases,
             'received_state_rate_hz': flight['received_state_rate_hz'],
             'duration_s': duration_s,
             'nominal_limit_violations': flight['limit_violations'],
-            'nominal_simulator_stalls_ms': flight['simulator_stalls_ms'],
-            'stall_limit_ms': limit,
+            **stalls,
             'limit_violations': total,
             'faults': fault_results,
             'wall_time_s': round(time.monotonic() - t0, 1),
@@ -185,11 +194,9 @@ def _run_quadruped(procs, node_cfg: dict, bridge_cfg: dict, cases, duration_s: f
         mon.start_cmd_vel(*quadruped.COMMAND_M_S)
         _wait_ready(mon, procs)
         t0 = time.monotonic()
-        limit = stall_limit_ms(node_cfg)
-        walk = unstalled(mon, lambda: quadruped.nominal(mon, sc, duration_s), limit)
-        fault_results = {
-            case.name: unstalled(mon, lambda c=case: quadruped.fault_run(mon, sc, c), limit)
-            for case in cases}
+        walk, fault_results, stalls = run_unstalled(
+            mon, node_cfg, lambda: quadruped.nominal(mon, sc, duration_s),
+            lambda case: quadruped.fault_run(mon, sc, case), cases)
         diag = walk.pop('diagnostics')
         result = {
             **loop_figures(node_cfg, diag),
@@ -202,8 +209,7 @@ def _run_quadruped(procs, node_cfg: dict, bridge_cfg: dict, cases, duration_s: f
             'received_state_rate_hz': walk['received_state_rate_hz'],
             'duration_s': duration_s,
             'nominal_limit_violations': walk['limit_violations'],
-            'nominal_simulator_stalls_ms': walk['simulator_stalls_ms'],
-            'stall_limit_ms': limit,
+            **stalls,
             'limit_violations': walk['limit_violations'] + sum(
                 f['limit_violations'] for f in fault_results.values()),
             'faults': fault_results,
