@@ -3,7 +3,7 @@
 Only `update()` is timed: the PPO epochs over one stored rollout (minibatch shuffling and
 gathering, forward passes, losses, the KL-adaptive learning rate, backward, gradient clipping,
 Adam). Both learners get the quadruped-flat task's sizes and train defaults
-(`get_task('quadruped-flat').train['ppo']`: 45 policy / 48 critic observations, 12 actions,
+(`get_task('quadruped-flat').train.ppo`: 45 policy / 48 critic observations, 12 actions,
 actor 128-128 and critic 256-128 ELU MLPs, 5 epochs x 12 minibatches, clip 0.2, clipped
 value loss, adaptive schedule, observation normalization on), a rollout of num_envs x 24
 transitions (default 4096 x 24, the legged_gym standard) and one torch thread for both by
@@ -65,9 +65,9 @@ DONE_PROBABILITY = 0.02
 def task_workload() -> tuple[PPOCfg, dict[str, int], int, int]:
     """PPOCfg, obs dims, action count and update threads of the task (no physics stepped)."""
     spec = get_task(TASK)
-    cfg = PPOCfg(**copy.deepcopy(spec.train.get('ppo', {})))
+    cfg = copy.deepcopy(spec.train.ppo)
     env = build_env(TASK, seed=0, num_envs=8, num_threads=1)
-    return cfg, dict(env.obs_dims), env.num_actions, spec.train.get('learn_threads') or 1
+    return cfg, dict(env.obs_dims), env.num_actions, spec.train.learn_threads or 1
 
 
 def _num_params(module: nn.Module) -> int:

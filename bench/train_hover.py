@@ -14,7 +14,6 @@ import time
 from bench.common import report
 from sim2real.device import device_scope
 from sim2real.evaluate import rollout_episodes
-from sim2real.rl.ppo import PPOCfg
 from sim2real.rl.runner import OnPolicyRunner, RunnerCfg
 from sim2real.tasks import get_task
 from sim2real.training import build_env, edge_options
@@ -54,13 +53,13 @@ def time_to_success(seed: int = 0, max_seconds: float = 900.0, eval_every: int =
                     target: float = TARGET_SUCCESS, backend: str = 'mujoco',
                     device: str = 'cpu', task: str = TASK) -> dict:
     """Train a quadrotor task with its defaults until evaluation reaches target."""
-    train = get_task(task).train
-    env = build_env(task, seed=seed, num_envs=train['num_envs'], backend=backend,
+    train = copy.deepcopy(get_task(task).train)
+    env = build_env(task, seed=seed, num_envs=train.num_envs, backend=backend,
                     device=device, **edge_options(train))
-    ppo_cfg = PPOCfg(**copy.deepcopy(train['ppo']))
+    ppo_cfg = train.ppo
     runner_cfg = RunnerCfg(max_iterations=10 ** 6, seed=seed, save_interval=10 ** 6,
-                           progress_bar=False, learn_threads=train.get('learn_threads'),
-                           act_threads=train.get('act_threads'))
+                           progress_bar=False, learn_threads=train.learn_threads,
+                           act_threads=train.act_threads)
     with tempfile.TemporaryDirectory() as run_dir, device_scope(env.device):
         runner = OnPolicyRunner(env, ppo_cfg, runner_cfg, run_dir)
         check = PeriodicEval(lambda: runner.ppo.actor_critic.act_inference, eval_every, target,

@@ -23,7 +23,7 @@ from sim2real.mdp.contract import contract_from_env
 from sim2real.mdp.env import RLEnv
 from sim2real.policy_io import load_run
 from sim2real.tasks import get_task
-from sim2real.training import build_env, TrainArgs
+from sim2real.training import build_env, task_env_sets, TrainArgs
 from sim2real.verdict import as_dicts, judge
 
 log = logging.getLogger(__name__)
@@ -124,10 +124,13 @@ class LoadedPolicy:
         self.path = Path(policy_path)
         self._model = None
         self.contract: Contract | None = None
+        self.env_sets: list[str] = []
+        """A run's `--set env.` overrides of the task (an ONNX contract carries its own)."""
         if self.path.is_dir():
             self._model, config = load_run(self.path)
             args = TrainArgs(**config['args'])
             self.task, self.action, self.source = args.task, args.action, 'checkpoint'
+            self.env_sets = task_env_sets(args.sets)
         else:
             self._act, self.contract = onnx_policy(self.path)
             self.task, self.action = self.contract.task, self.contract.action.kind
@@ -150,7 +153,7 @@ def evaluate(policy_path: str | Path, episodes: int, seed: int = 12345,
     loaded = LoadedPolicy(policy_path)
     task = loaded.task
     env = build_env(task, seed, episodes, loaded.action, play=play, backend=backend,
-                    device=device)
+                    device=device, sets=loaded.env_sets)
     policy = loaded.bind(env)
     result = {'task': task, 'policy': str(loaded.path), 'source': loaded.source, 'seed': seed,
               'randomization': 'play' if play else 'full', 'backend': backend,

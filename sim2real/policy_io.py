@@ -17,7 +17,7 @@ from sim2real.onnx_io import load_model
 from sim2real.mdp.contract import contract_from_env
 from sim2real.rl.checkpoint import CheckpointError, latest_checkpoint, load_checkpoint
 from sim2real.rl.networks import ActorCritic, ExportablePolicy
-from sim2real.training import build_env, ppo_cfg_from_dict, TrainArgs
+from sim2real.training import build_env, ppo_cfg_from_dict, task_env_sets, TrainArgs
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,8 @@ def load_run(run_dir: str | Path) -> tuple[ActorCritic, dict]:
 def run_contract(config: dict) -> Contract:
     """The contract of a run, derived from a one-env instance of its training env."""
     args = TrainArgs(**config['args'])
-    env = build_env(args.task, seed=0, num_envs=1, action=args.action, num_threads=1)
+    env = build_env(args.task, seed=0, num_envs=1, action=args.action, num_threads=1,
+                    sets=task_env_sets(args.sets))
     return contract_from_env(env)
 
 

@@ -12,23 +12,30 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 import torch
 import yaml
 
+from sim2real.algo_cfg import PolicyCfg, PPOCfg, TrainCfg
 from sim2real.device import device_scope
 from sim2real.mdp.env import RLEnv
 from sim2real.mdp.ranges import bias_edges
 from sim2real.mdp.serialize import to_plain
+from sim2real.overrides import apply_overrides, parse_assignment, split_by_root
 from sim2real.rl.checkpoint import latest_checkpoint, load_checkpoint
-from sim2real.rl.networks import PolicyCfg
-from sim2real.rl.ppo import PPOCfg
 from sim2real.rl.runner import OnPolicyRunner, RunnerCfg
 from sim2real.rl.warm_start import warm_start
 from sim2real.tasks import get_task, make_env_cfg
 
 log = logging.getLogger(__name__)
+
+OVERRIDE_ROOTS = ('env', 'train', 'ppo')
+"""What `--set` reaches: the task's env config, its training defaults and PPO's config
+(`ppo.x` is `train.ppo.x`)."""
+RUN_SHAPE = ('num_envs', 'seed', 'num_threads', 'backend', 'device')
+"""Env fields that describe how a run was executed, not the task: a rebuilt env (export,
+evaluation) takes its own."""
 
 
 @dataclasses.dataclass
@@ -59,28 +66,55 @@ class TrainArgs:
     """torch intra-op threads; 1 avoids fighting the simulation threads for the cores."""
     init_from: str | None = None
     """Run directory or checkpoint whose policy this run starts from (see rl/warm_start.py)."""
+    sets: list[str] = dataclasses.field(default_factory=list)
+    """`--set root.path=value` overrides of the env, training and PPO configs, in order."""
 
 
 def build_env(task: str, seed: int, num_envs: int, action: str | None = None,
               play: bool = False, num_threads: int = 0, backend: str = 'mujoco',
               device: str = 'cpu', edge_prob: float = 0.0,
-              edge_per_env: bool = False) -> RLEnv:
+              edge_per_env: bool = False, sets: Sequence[str] = ()) -> RLEnv:
     """A batched env of a registered task on a simulation backend and device; edge_prob > 0
     draws each box parameter at a bound of its range that often (training only: evaluation
-    draws the box uniformly), edge_per_env all of an env's values of it together."""
+    draws the box uniformly), edge_per_env all of an env's values of it together; sets:
+    `env.path=value` overrides, applied last."""
     options = {} if action is None else {'action': action}
     cfg = make_env_cfg(task, play=play, **options)
     if edge_prob > 0.0:
         bias_edges(cfg, edge_prob, edge_per_env)
     cfg.num_envs, cfg.seed, cfg.num_threads = num_envs, seed, num_threads
     cfg.backend, cfg.device = backend, device
+    apply_overrides({'env': cfg}, split_by_root(sets, OVERRIDE_ROOTS)['env'])
     return RLEnv(cfg)
 
 
-def edge_options(train_defaults: dict) -> dict:
-    """build_env's edge-bias arguments from a task's training defaults."""
-    return {'edge_prob': train_defaults.get('edge_prob', 0.0),
-            'edge_per_env': train_defaults.get('edge_per_env', False)}
+def task_env_sets(sets: Sequence[str]) -> list[str]:
+    """The env overrides of a run that change the task (not its env count, seed, threads,
+    backend or device): what an env rebuilt for export or evaluation applies."""
+    return [text for text in split_by_root(sets, OVERRIDE_ROOTS)['env']
+            if parse_assignment(text)[0][1] not in RUN_SHAPE]
+
+
+def resolve_train_cfg(defaults: TrainCfg, sets: Sequence[str]) -> TrainCfg:
+    """A task's training defaults with the `train.` and `ppo.` overrides applied."""
+    cfg = copy.deepcopy(defaults)
+    groups = split_by_root(sets, OVERRIDE_ROOTS)
+    apply_overrides({'train': cfg, 'ppo': cfg.ppo}, groups['train'] + groups['ppo'])
+    return cfg
+
+
+def check_sets(task: str, sets: Sequence[str], action: str | None = None) -> None:
+    """Refuse, before anything is built or written, overrides that name no field of the
+    task's env, training or PPO config or carry a value of the wrong type."""
+    resolve_train_cfg(get_task(task).train, sets)
+    options = {} if action is None else {'action': action}
+    apply_overrides({'env': make_env_cfg(task, **options)},
+                    split_by_root(sets, OVERRIDE_ROOTS)['env'])
+
+
+def edge_options(train_cfg: TrainCfg) -> dict:
+    """build_env's edge-bias arguments from a task's training config."""
+    return {'edge_prob': train_cfg.edge_prob, 'edge_per_env': train_cfg.edge_per_env}
 
 
 def ppo_cfg_from_dict(raw: dict) -> PPOCfg:
@@ -103,16 +137,21 @@ def resolve_args(args: TrainArgs, run_dir: Path, resume: bool) -> TrainArgs:
     stored = TrainArgs(**load_checkpoint(path)['config']['args'])
     if stored.task != args.task:
         raise ValueError(f'{run_dir} holds a run of "{stored.task}", not "{args.task}"')
+    if args.sets and list(args.sets) != list(stored.sets):
+        raise ValueError(f'{run_dir}: a resumed run keeps the overrides it started with '
+                         f'({stored.sets or "none"}); drop --set or start a new run')
     for name in ('max_iterations', 'max_seconds', 'save_interval'):
         if getattr(args, name) is not None:
             setattr(stored, name, getattr(args, name))
     return stored
 
 
-def run_config(args: TrainArgs, env: RLEnv, ppo_cfg: PPOCfg, runner_cfg: RunnerCfg) -> dict:
+def run_config(args: TrainArgs, env: RLEnv, train_cfg: TrainCfg,
+               runner_cfg: RunnerCfg) -> dict:
     """The resolved configuration of a run, as config.yaml and every checkpoint hold it."""
     return {'args': dataclasses.asdict(args), 'num_envs': env.num_envs,
-            'ppo': to_plain(ppo_cfg), 'runner': to_plain(runner_cfg),
+            'algo': train_cfg.algo, 'ppo': to_plain(train_cfg.ppo),
+            'train': to_plain(train_cfg), 'runner': to_plain(runner_cfg),
             'obs_dims': env.obs_dims, 'num_actions': env.num_actions,
             'env': to_plain(env.cfg)}
 
@@ -125,23 +164,22 @@ def train(args: TrainArgs, run_dir: str | os.PathLike, resume: bool = False,
     args = resolve_args(args, run_dir, resume)
     spec = get_task(args.task)
     torch.set_num_threads(args.torch_threads)
-    defaults = spec.train
-    num_envs = args.num_envs or defaults.get('num_envs', 4096)
+    train_cfg = resolve_train_cfg(spec.train, args.sets)
+    num_envs = args.num_envs or train_cfg.num_envs
     env = build_env(args.task, args.seed, num_envs, args.action, num_threads=args.num_threads,
-                    backend=args.backend, device=args.device,
-                    **edge_options(defaults))
+                    backend=args.backend, device=args.device, sets=args.sets,
+                    **edge_options(train_cfg))
+    num_envs = env.num_envs
     args = dataclasses.replace(args, action=env.action_term.kind)
-    ppo_cfg = PPOCfg(**copy.deepcopy(defaults.get('ppo', {})))
-    max_iterations = args.max_iterations or defaults.get('max_iterations', 1000)
-    max_seconds = args.max_seconds if args.max_seconds is not None else defaults.get(
-        'max_seconds')
+    ppo_cfg = train_cfg.ppo
+    max_iterations = args.max_iterations or train_cfg.max_iterations
+    max_seconds = args.max_seconds if args.max_seconds is not None else train_cfg.max_seconds
     runner_cfg = RunnerCfg(max_iterations=max_iterations, seed=args.seed,
-                           save_interval=args.save_interval or defaults.get(
-                               'save_interval', 25),
+                           save_interval=args.save_interval or train_cfg.save_interval,
                            progress_bar=progress_bar,
-                           learn_threads=defaults.get('learn_threads'),
-                           act_threads=defaults.get('act_threads'))
-    config = run_config(args, env, ppo_cfg, runner_cfg)
+                           learn_threads=train_cfg.learn_threads,
+                           act_threads=train_cfg.act_threads)
+    config = run_config(args, env, train_cfg, runner_cfg)
     with device_scope(env.device):   # the learner's networks and buffers beside the env's
         runner = OnPolicyRunner(env, ppo_cfg, runner_cfg, run_dir, config)
         if args.init_from and not (resume and latest_checkpoint(run_dir)):

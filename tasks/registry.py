@@ -6,6 +6,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Callable
 
+from sim2real.algo_cfg import TrainCfg
 from sim2real.mdp.cfg import EnvCfg
 from sim2real.verdict import Floor
 
@@ -25,8 +26,8 @@ class TaskSpec:
     """Factory: env_cfg(play=False, **options) -> EnvCfg."""
     description: str
     """One line for `sim2real tasks`."""
-    train: dict = field(default_factory=dict)
-    """Training defaults: num_envs, ppo overrides, max_iterations, max_seconds."""
+    train: TrainCfg = field(default_factory=TrainCfg)
+    """Training defaults: algorithm and its config, env count, schedule, edge bias."""
     acceptance: dict[str, tuple[Floor, ...]] = field(default_factory=dict)
     """Floors per kind of point (POINT_KINDS); 'kind:parameter' (e.g.
     'past_edge:action_delay_ticks') replaces them for the points that pin only that

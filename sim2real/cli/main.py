@@ -21,15 +21,16 @@ def _cmd_tasks(args: argparse.Namespace) -> int:
 
 def _cmd_train(args: argparse.Namespace) -> int:
     """Train a task into a run directory."""
-    from sim2real.training import train, TrainArgs
+    from sim2real.training import check_sets, train, TrainArgs
     from sim2real.tasks import get_task
     get_task(args.task)
+    check_sets(args.task, args.set, args.action)
     train_args = TrainArgs(task=args.task, seed=args.seed, num_envs=args.num_envs,
                            max_iterations=args.max_iterations, max_seconds=args.max_seconds,
                            save_interval=args.save_interval,
                            action=args.action, num_threads=args.threads,
                            backend=args.backend, device=args.device,
-                           init_from=args.init_from)
+                           init_from=args.init_from, sets=args.set)
     summary = train(train_args, args.run_dir, resume=args.resume,
                     progress_bar=not args.no_progress)
     sys.stdout.write(json.dumps(summary, sort_keys=True) + '\n')
@@ -158,6 +159,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help='action interface, default per task (quadrotor: thrust_body_rates '
                         'or rotor_speeds; quadruped: joint_position_offset)')
     p.add_argument('--threads', type=int, default=0, help='simulation threads (0: all CPUs)')
+    p.add_argument('--set', action='append', default=[], metavar='CONFIG.FIELD=VALUE',
+                   help='override a field of the env config of the task (env.), of its '
+                        'training defaults (train.) or of the PPO config (ppo.), e.g. --set '
+                        'env.rewards.tilt.weight=-0.5 --set ppo.learning_rate=3e-4; the value '
+                        'is YAML, checked against the type of the field; repeatable; stored '
+                        'with the run')
     add_backend_args(p)
     p.add_argument('--no-progress', action='store_true', help='hide the progress bar')
     p.set_defaults(func=_cmd_train)

@@ -12,7 +12,7 @@ from sim2real.device import generator, on_device, to_floats, tree_to
 from sim2real.mdp.cfg import EnvCfg
 from sim2real.mdp.managers import (
     EventManager, ObservationManager, RewardManager, TerminationManager)
-from sim2real.sim.backend import check_backend_device
+from sim2real.sim.backends import check_backend_device
 from sim2real.sim.state import Stateful, StateError
 
 log = logging.getLogger(__name__)

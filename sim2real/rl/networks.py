@@ -4,38 +4,16 @@ from __future__ import annotations
 
 import copy
 import math
-from dataclasses import dataclass
 
 import torch
 from torch import nn
 from torch.distributions import Normal
 
+from sim2real.algo_cfg import PolicyCfg
 from sim2real.rl.activations import ExpELU
 from sim2real.rl.normalizer import EmpiricalNormalizer
 
 _ACTIVATIONS = {'elu': ExpELU, 'relu': nn.ReLU, 'tanh': nn.Tanh}
-
-
-@dataclass
-class PolicyCfg:
-    """Architecture of the actor-critic networks."""
-
-    actor_hidden_dims: tuple[int, ...] = (128, 128)
-    """Hidden layer widths of the actor MLP."""
-    critic_hidden_dims: tuple[int, ...] = (128, 128)
-    """Hidden layer widths of the critic MLP."""
-    activation: str = 'elu'
-    """Hidden activation: 'elu', 'relu' or 'tanh'."""
-    init_noise_std: float = 1.0
-    """Initial standard deviation of the Gaussian policy, in action units."""
-    actor_output_gain: float = 0.01
-    """Orthogonal-init gain of the actor's last layer (small: initial mean actions near 0)."""
-    normalize_obs: bool = True
-    """Normalize policy and critic observations with running statistics."""
-    obs_clip: float = 5.0
-    """Normalized observations are clipped to [-obs_clip, obs_clip] (in standard deviations)."""
-    normalizer_eps: float = 1e-4
-    """Added to the running variance before the square root."""
 
 
 def build_mlp(

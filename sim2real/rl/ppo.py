@@ -7,54 +7,13 @@ massively parallel legged-robot training (Rudin et al. 2022, arXiv:2109.11978).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import torch
 from torch import nn
 
+from sim2real.algo_cfg import PPOCfg
 from sim2real.rl import losses
-from sim2real.rl.networks import ActorCritic, PolicyCfg
+from sim2real.rl.networks import ActorCritic
 from sim2real.rl.storage import RolloutStorage, Transition
-
-
-@dataclass
-class PPOCfg:
-    """Hyper-parameters of PPO (symbols as in the papers)."""
-
-    num_steps_per_env: int = 24
-    """Rollout length T per environment and iteration, in env steps."""
-    num_learning_epochs: int = 5
-    """Passes over the rollout per update (K in the PPO paper)."""
-    num_mini_batches: int = 4
-    """Minibatches per epoch; minibatch size is T * N / num_mini_batches."""
-    clip_param: float = 0.2
-    """Ratio clip epsilon of L^CLIP, also the value clip range."""
-    gamma: float = 0.99
-    """Discount factor per env step."""
-    lam: float = 0.95
-    """GAE lambda."""
-    value_loss_coef: float = 1.0
-    """Weight c1 of the value loss."""
-    entropy_coef: float = 0.005
-    """Weight c2 of the entropy bonus."""
-    learning_rate: float = 1e-3
-    """Initial Adam learning rate."""
-    max_grad_norm: float = 1.0
-    """Global gradient-norm clip."""
-    use_clipped_value_loss: bool = True
-    """Clip the value prediction around its rollout value, as in the PPO reference code."""
-    schedule: str = 'adaptive'
-    """'adaptive' (KL-driven learning rate) or 'fixed'."""
-    desired_kl: float = 0.01
-    """Target KL(pi_old || pi) per minibatch for the adaptive schedule."""
-    min_learning_rate: float = 1e-5
-    """Lower clamp of the adaptive learning rate."""
-    max_learning_rate: float = 1e-2
-    """Upper clamp of the adaptive learning rate."""
-    normalize_advantage: bool = True
-    """Standardize advantages over the whole rollout before the update."""
-    policy: PolicyCfg = field(default_factory=PolicyCfg)
-    """Actor-critic architecture."""
 
 
 class PPO:

@@ -24,8 +24,6 @@ from sim2real.sim.state import load_array, check_keys, StateError
 
 log = logging.getLogger(__name__)
 
-BACKENDS = ('mujoco', 'mjwarp')
-
 
 class SimulationError(RuntimeError):
     """A simulation diverged or MuJoCo reported an error."""
@@ -227,25 +225,3 @@ def store_derived(owner, values: dict[str, torch.Tensor],
             setattr(owner, name, value)
         else:
             getattr(owner, name)[env_ids] = value
-
-
-def check_backend_device(backend: str, device: str) -> None:
-    """Raise ValueError, saying what to use instead, if backend cannot run on device."""
-    if backend not in BACKENDS:
-        raise ValueError(f'unknown backend "{backend}", expected one of {BACKENDS}')
-    kind = torch.device(device).type
-    if backend == 'mujoco' and kind != 'cpu':
-        raise ValueError(f'backend "mujoco" runs on the CPU, not on "{device}"; '
-                         'use --backend mjwarp for a GPU')
-    if kind == 'cuda' and not torch.cuda.is_available():
-        raise ValueError(f'device "{device}": torch sees no CUDA device')
-
-
-def make_backend(model: mujoco.MjModel, num_envs: int, backend: str = 'mujoco',
-                 device: str = 'cpu', num_threads: int = 0) -> FloatingBaseBackend:
-    """The simulation backend called backend ('mujoco' or 'mjwarp') on device."""
-    check_backend_device(backend, device)
-    if backend == 'mujoco':
-        return MujocoBatchBackend(model, num_envs, num_threads)
-    from sim2real.sim.mjwarp import MjwarpBackend
-    return MjwarpBackend(model, num_envs, device)

@@ -3,7 +3,8 @@
 
 def register_tasks() -> None:
     """Register quadrotor-hover and quadrotor-track."""
-    from sim2real.rl.networks import PolicyCfg
+    from dataclasses import replace
+    from sim2real.algo_cfg import PolicyCfg, PPOCfg, TrainCfg
     from sim2real.tasks.quadrotor.cfg import quadrotor_hover_cfg, quadrotor_track_cfg
     from sim2real.tasks.registry import register, TaskSpec
     # 2048 envs x 24 steps = 49k samples per iteration, 5 epochs of 6 minibatches (8k). On
@@ -19,12 +20,13 @@ def register_tasks() -> None:
     # time, so the corners are trained for, not only the average (evaluation draws the box
     # uniformly). 0.5 against 0.3 and 0: corners 58, 48 (then without the rate loop's
     # damping) and 41 of 64 after 600 iterations
-    train = {'num_envs': 2048, 'max_iterations': 300, 'max_seconds': None, 'edge_prob': 0.5,
-             'ppo': {'policy': PolicyCfg(init_noise_std=0.5, actor_hidden_dims=(64, 64),
-                                         critic_hidden_dims=(128, 128)),
-                     'num_steps_per_env': 24, 'num_learning_epochs': 5, 'num_mini_batches': 6,
-                     'entropy_coef': 0.002, 'gamma': 0.995},
-             'learn_threads': 2, 'act_threads': 2}
+    train = TrainCfg(
+        algo='ppo', num_envs=2048, max_iterations=300, max_seconds=None, edge_prob=0.5,
+        ppo=PPOCfg(policy=PolicyCfg(init_noise_std=0.5, actor_hidden_dims=(64, 64),
+                                    critic_hidden_dims=(128, 128)),
+                   num_steps_per_env=24, num_learning_epochs=5, num_mini_batches=6,
+                   entropy_coef=0.002, gamma=0.995),
+        learn_threads=2, act_threads=2)
     register(TaskSpec('quadrotor-hover', quadrotor_hover_cfg,
                       'Crazyflie-class quadrotor: reach and hold a target, recover from tilt '
                       'and spin', train, acceptance()))
@@ -32,7 +34,7 @@ def register_tasks() -> None:
     # success 0.75 at iteration 150, then 0: a 0.4 m wobble), 0.3 trains steadily
     register(TaskSpec('quadrotor-track', quadrotor_track_cfg,
                       'Crazyflie-class quadrotor: follow random smooth trajectories',
-                      dict(train, edge_prob=0.3), acceptance()))
+                      replace(train, edge_prob=0.3), acceptance()))
 
 
 def acceptance() -> dict:

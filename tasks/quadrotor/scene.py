@@ -7,7 +7,8 @@ import torch
 
 from sim2real.assets import urdf_path
 from sim2real.contract import file_sha256
-from sim2real.sim.backend import make_backend, store_derived
+from sim2real.sim.backend import store_derived
+from sim2real.sim.backends import make_backend
 from sim2real.sim.mjcf import BASE_BODY, quadrotor_model
 from sim2real.sim.quadrotor import QuadrotorActuator
 from sim2real.sim.state import Stateful

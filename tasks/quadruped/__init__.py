@@ -3,7 +3,8 @@
 
 def register_tasks() -> None:
     """Register quadruped-flat and quadruped-rough."""
-    from sim2real.rl.networks import PolicyCfg
+    from dataclasses import replace
+    from sim2real.algo_cfg import PolicyCfg, PPOCfg, TrainCfg
     from sim2real.tasks.quadruped.cfg import quadruped_flat_cfg, quadruped_rough_cfg
     from sim2real.tasks.registry import register, TaskSpec
     # PPO as legged_gym (24 steps/env, 5 epochs, lr 1e-3 adaptive, gamma 0.99, lam 0.95,
@@ -14,19 +15,19 @@ def register_tasks() -> None:
     # 2048 envs (49k steps per iteration): the adaptive learning rate holds the policy change
     # per iteration near the KL target, so halving the batch doubles the policy updates per
     # env step (a rationale, not an A/B measurement; legged_gym uses 4096)
-    train = {'num_envs': 2048, 'max_iterations': 900, 'max_seconds': None,
-             'ppo': {'policy': PolicyCfg(init_noise_std=1.0, actor_hidden_dims=(128, 128),
-                                         critic_hidden_dims=(256, 128)),
-                     'num_steps_per_env': 24, 'num_learning_epochs': 5,
-                     'num_mini_batches': 12, 'learning_rate': 1e-3, 'entropy_coef': 0.01,
-                     'gamma': 0.99, 'lam': 0.95},
-             'learn_threads': 2, 'act_threads': 2}
+    train = TrainCfg(
+        algo='ppo', num_envs=2048, max_iterations=900, max_seconds=None,
+        ppo=PPOCfg(policy=PolicyCfg(init_noise_std=1.0, actor_hidden_dims=(128, 128),
+                                    critic_hidden_dims=(256, 128)),
+                   num_steps_per_env=24, num_learning_epochs=5, num_mini_batches=12,
+                   learning_rate=1e-3, entropy_coef=0.01, gamma=0.99, lam=0.95),
+        learn_threads=2, act_threads=2)
     register(TaskSpec('quadruped-flat', quadruped_flat_cfg,
                       'Go2-class quadruped: track (vx, vy, yaw rate) commands on flat ground',
                       train, acceptance()))
     register(TaskSpec('quadruped-rough', quadruped_rough_cfg,
                       'Go2-class quadruped: track velocity commands on slopes, rough ground '
-                      'and stairs with a terrain curriculum', dict(train, max_iterations=1500),
+                      'and stairs with a terrain curriculum', replace(train, max_iterations=1500),
                       acceptance()))
 
 

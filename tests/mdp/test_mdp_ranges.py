@@ -141,7 +141,7 @@ def test_edge_bias_is_a_training_default_not_part_of_the_task():
     uniformly."""
     from sim2real.tasks import get_task
     from sim2real.training import build_env
-    edge = get_task('quadrotor-hover').train['edge_prob']
+    edge = get_task('quadrotor-hover').train.edge_prob
     assert edge == 0.5
     trained = build_env('quadrotor-hover', seed=0, num_envs=2, edge_prob=edge, num_threads=1)
     evaluated = build_env('quadrotor-hover', seed=0, num_envs=2, num_threads=1)

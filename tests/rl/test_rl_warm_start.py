@@ -27,9 +27,10 @@ def flat_run(tmp_path_factory):
 def _target(task='quadruped-rough'):
     """A fresh learner for task and the run config train() would store for it."""
     env = build_env(task, seed=1, num_envs=ENVS, num_threads=1)
-    ppo_cfg = PPOCfg(**copy.deepcopy(get_task(task).train['ppo']))
-    ppo = PPO(env.obs_dims['policy'], env.obs_dims['critic'], env.num_actions, ENVS, ppo_cfg)
-    return ppo.actor_critic, run_config(TrainArgs(task), env, ppo_cfg, RunnerCfg())
+    train_cfg = copy.deepcopy(get_task(task).train)
+    ppo = PPO(env.obs_dims['policy'], env.obs_dims['critic'], env.num_actions, ENVS,
+              train_cfg.ppo)
+    return ppo.actor_critic, run_config(TrainArgs(task), env, train_cfg, RunnerCfg())
 
 
 def test_rough_policy_starts_from_the_flat_policy(flat_run):

@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from sim2real.sim.backend import make_backend
+from sim2real.sim.backends import make_backend
 from sim2real.sim.mjcf import quadrotor_model
 
 G = 9.81

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from sim2real.sim.backend import make_backend
+from sim2real.sim.backends import make_backend
 from sim2real.sim.mjcf import quadrotor_model
 from sim2real.sim.state import Stateful, StateError
 

@@ -415,3 +415,27 @@ def test_robustness_sweep_writes_its_report_and_exits_1_below_the_floors(hover_r
     text = (tmp_path / 'robustness.md').read_text()
     assert '| motor_tau_scale | 0.6 - 1.4 | 1 |' in text and '**FAIL**' in text
     assert (tmp_path / 'robustness.png').read_bytes()[:4] == b'\x89PNG'
+
+
+def test_set_overrides_are_checked_and_stored(tmp_path):
+    """A misspelt or mistyped --set exits 2 naming the field before anything is written; valid
+    ones reach the env, PPO and the schedule and are stored with the run."""
+    run_dir = tmp_path / 'run'
+    proc = run_cli(*train_args(run_dir, '--set', 'ppo.learning_rte=3e-4'), cwd=tmp_path,
+                   expect=2)
+    assert 'did you mean "learning_rate"' in error_line(proc)
+    proc = run_cli(*train_args(run_dir, '--set', 'env.rewards.tilt.weight=high'),
+                   cwd=tmp_path, expect=2)
+    assert "env.rewards.tilt.weight takes float, not 'high'" in error_line(proc)
+    assert not run_dir.exists()
+
+    run_cli(*train_args(run_dir, '--num-envs', '16', '--set', 'ppo.num_steps_per_env=8',
+                        '--set', 'env.rewards.tilt.weight=-0.5',
+                        '--set', 'train.max_iterations=2'), cwd=tmp_path)
+    config = yaml.safe_load((run_dir / 'config.yaml').read_text())
+    assert steps_per_env(run_dir) == 8
+    assert config['env']['rewards']['tilt']['weight'] == -0.5
+    assert config['runner']['max_iterations'] == 2
+    assert config['args']['sets'] == ['ppo.num_steps_per_env=8', 'env.rewards.tilt.weight=-0.5',
+                                      'train.max_iterations=2']
+    assert [p.name for p in checkpoints(run_dir)] == ['model_000002.pt']

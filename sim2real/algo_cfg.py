@@ -1,0 +1,107 @@
+"""Typed training configs: data only, so tasks declare their defaults without importing `rl`.
+
+`rl` implements what these describe; `tasks` fill them in; `training` resolves them with the
+command line's overrides (`sim2real.overrides`) and stores the result with the run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+ALGORITHMS = ('ppo',)
+"""Algorithms `sim2real train` runs."""
+
+
+@dataclass
+class PolicyCfg:
+    """Architecture of the actor-critic networks."""
+
+    actor_hidden_dims: tuple[int, ...] = (128, 128)
+    """Hidden layer widths of the actor MLP."""
+    critic_hidden_dims: tuple[int, ...] = (128, 128)
+    """Hidden layer widths of the critic MLP."""
+    activation: str = 'elu'
+    """Hidden activation: 'elu', 'relu' or 'tanh'."""
+    init_noise_std: float = 1.0
+    """Initial standard deviation of the Gaussian policy, in action units."""
+    actor_output_gain: float = 0.01
+    """Orthogonal-init gain of the actor's last layer (small: initial mean actions near 0)."""
+    normalize_obs: bool = True
+    """Normalize policy and critic observations with running statistics."""
+    obs_clip: float = 5.0
+    """Normalized observations are clipped to [-obs_clip, obs_clip] (in standard deviations)."""
+    normalizer_eps: float = 1e-4
+    """Added to the running variance before the square root."""
+
+
+@dataclass
+class PPOCfg:
+    """Hyper-parameters of PPO (symbols as in the papers)."""
+
+    num_steps_per_env: int = 24
+    """Rollout length T per environment and iteration, in env steps."""
+    num_learning_epochs: int = 5
+    """Passes over the rollout per update (K in the PPO paper)."""
+    num_mini_batches: int = 4
+    """Minibatches per epoch; minibatch size is T * N / num_mini_batches."""
+    clip_param: float = 0.2
+    """Ratio clip epsilon of L^CLIP, also the value clip range."""
+    gamma: float = 0.99
+    """Discount factor per env step."""
+    lam: float = 0.95
+    """GAE lambda."""
+    value_loss_coef: float = 1.0
+    """Weight c1 of the value loss."""
+    entropy_coef: float = 0.005
+    """Weight c2 of the entropy bonus."""
+    learning_rate: float = 1e-3
+    """Initial Adam learning rate."""
+    max_grad_norm: float = 1.0
+    """Global gradient-norm clip."""
+    use_clipped_value_loss: bool = True
+    """Clip the value prediction around its rollout value, as in the PPO reference code."""
+    schedule: str = 'adaptive'
+    """'adaptive' (KL-driven learning rate) or 'fixed'."""
+    desired_kl: float = 0.01
+    """Target KL(pi_old || pi) per minibatch for the adaptive schedule."""
+    min_learning_rate: float = 1e-5
+    """Lower clamp of the adaptive learning rate."""
+    max_learning_rate: float = 1e-2
+    """Upper clamp of the adaptive learning rate."""
+    normalize_advantage: bool = True
+    """Standardize advantages over the whole rollout before the update."""
+    policy: PolicyCfg = field(default_factory=PolicyCfg)
+    """Actor-critic architecture."""
+
+
+@dataclass
+class TrainCfg:
+    """A task's training defaults: the algorithm, its config and the run's schedule."""
+
+    algo: str = 'ppo'
+    """Algorithm name (ALGORITHMS)."""
+    ppo: PPOCfg = field(default_factory=PPOCfg)
+    """PPO's config (used when algo is 'ppo')."""
+    num_envs: int = 4096
+    """Parallel environments."""
+    max_iterations: int = 1000
+    """Learner iterations of a run."""
+    max_seconds: float | None = None
+    """Wall-clock budget [s] of a run (None: no limit)."""
+    save_interval: int = 25
+    """Checkpoint every this many iterations."""
+    edge_prob: float = 0.0
+    """Probability that training draws a box parameter at a bound of its range
+    (`sim2real.mdp.ranges.bias_edges`; evaluation draws the box uniformly)."""
+    edge_per_env: bool = False
+    """Draw all of an env's values of a multi-valued parameter (per joint, per axis) at the
+    same bound together."""
+    learn_threads: int | None = None
+    """torch threads during the update (None: leave as set)."""
+    act_threads: int | None = None
+    """torch threads for the policy's forward passes during collection (None: as set)."""
+
+    def __post_init__(self):
+        """Only known algorithms."""
+        if self.algo not in ALGORITHMS:
+            raise ValueError(f'unknown algorithm "{self.algo}"; expected one of {ALGORITHMS}')

@@ -1,0 +1,64 @@
+"""`--set` overrides on the real task and training configs: typed, all-or-nothing, typos named."""
+
+import copy
+
+import pytest
+
+from sim2real.algo_cfg import TrainCfg
+from sim2real.overrides import apply_overrides, ConfigError, split_by_root
+from sim2real.tasks import get_task, make_env_cfg
+
+
+@pytest.fixture
+def roots():
+    """The configs `sim2real train` exposes, as the quadrotor hover task declares them."""
+    train = copy.deepcopy(get_task('quadrotor-hover').train)
+    return {'env': make_env_cfg('quadrotor-hover'), 'train': train, 'ppo': train.ppo}
+
+
+def test_sets_fields_of_every_kind(roots):
+    apply_overrides(roots, [
+        'env.num_envs=64', 'ppo.learning_rate=3e-4', 'train.max_iterations=7',
+        'env.rewards.tilt.weight=-0.5', 'ppo.policy.actor_hidden_dims=[32, 16]',
+        'env.events.mass.params.value_range=[0.7, 1.3]', 'train.max_seconds=null',
+        'ppo.gamma=1'])
+    env, train = roots['env'], roots['train']
+    assert env.num_envs == 64
+    assert train.ppo.learning_rate == 3e-4 and train.max_iterations == 7
+    assert env.rewards['tilt'].weight == -0.5
+    assert train.ppo.policy.actor_hidden_dims == (32, 16)
+    assert env.events['mass'].params['value_range'] == (0.7, 1.3)
+    assert train.max_seconds is None
+    assert train.ppo.gamma == 1.0 and isinstance(train.ppo.gamma, float)
+
+
+@pytest.mark.parametrize('text, words', [
+    ('ppo.learning_rte=1e-3', 'did you mean "learning_rate"'),
+    ('env.rewards.tlt.weight=1', 'did you mean "tilt"'),
+    ('ppo.num_mini_batches=2.5', 'takes int, not 2.5'),
+    ('ppo.normalize_advantage=1', 'takes bool, not 1'),
+    ('env.events.mass.params.value_range=[1, 2, 3]', 'a value like (0.8, 1.2)'),
+    ('ppo.policy=3', 'takes'),
+    ('train.algo=dqn', 'unknown algorithm "dqn"'),
+    ('ppo.learning_rate', 'expected dotted.path=value'),
+    ('ppo.gamma=[1', 'not valid YAML'),
+])
+def test_refuses_with_a_reason(roots, text, words):
+    before = roots['train'].ppo.learning_rate
+    with pytest.raises(ConfigError) as info:
+        apply_overrides(roots, ['ppo.learning_rate=0.123', text])
+    assert words in str(info.value)
+    assert roots['train'].ppo.learning_rate == before     # nothing set
+    assert roots['train'].algo == 'ppo'
+
+
+def test_split_by_root_names_the_closest_config():
+    assert split_by_root(['env.num_envs=2', 'ppo.gamma=0.9'], ('env', 'ppo', 'train')) == {
+        'env': ['env.num_envs=2'], 'ppo': ['ppo.gamma=0.9'], 'train': []}
+    with pytest.raises(ConfigError, match='did you mean "train"'):
+        split_by_root(['trian.max_iterations=3'], ('env', 'ppo', 'train'))
+
+
+def test_train_defaults_are_typed():
+    for name in ('quadrotor-hover', 'quadrotor-track', 'quadruped-flat'):
+        assert isinstance(get_task(name).train, TrainCfg)
