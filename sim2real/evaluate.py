@@ -21,6 +21,7 @@ from sim2real.export.onnx_policy import INPUT_NAME, OUTPUT_NAME
 from sim2real.onnx_io import load_policy
 from sim2real.mdp.contract import contract_from_env
 from sim2real.mdp.env import RLEnv
+from sim2real.mdp.metrics import EpisodeMetrics, quantile_name
 from sim2real.policy_io import load_run
 from sim2real.tasks import get_task
 from sim2real.training import build_env, task_env_sets, TrainArgs
@@ -60,9 +61,9 @@ def onnx_policy(path: str | Path) -> tuple[Policy, Contract]:
 def collect_episodes(env: RLEnv, policy: Policy) -> dict[str, torch.Tensor]:
     """Run every env through its first episode; per-env outcomes, (N,) each.
 
-    'success' and 'terminated' (bool), then the task's metrics: ``last_error_m`` (position
-    tasks) as 'position_error_m', and each of ``last_values`` (name -> per-env value of the
-    last episode); NaN where an episode did not measure it.
+    'success' and 'terminated' (bool), then each of the metrics' ``last_values`` (name ->
+    per-env value of the last episode; `sim2real.mdp.metrics.EpisodeMetrics`); NaN where an
+    episode did not measure it.
     """
     n = env.num_envs
     obs = env.reset()
@@ -70,9 +71,10 @@ def collect_episodes(env: RLEnv, policy: Policy) -> dict[str, torch.Tensor]:
     success = torch.zeros(n, dtype=torch.bool)
     crashed = torch.zeros(n, dtype=torch.bool)
     metrics = env.metrics
-    sources = dict(getattr(metrics, 'last_values', {}))
-    if hasattr(metrics, 'last_error_m'):
-        sources['position_error_m'] = metrics.last_error_m
+    if not isinstance(metrics, EpisodeMetrics):
+        raise TypeError(f'task "{env.cfg.task}": its metrics term '
+                        f'{type(metrics).__name__} lacks the EpisodeMetrics interface')
+    sources = metrics.last_values
     values = {name: torch.full((n,), math.nan) for name in sources}
     finished_before = metrics.finished.clone()  # the env may have run episodes before
     with torch.no_grad():
@@ -89,9 +91,10 @@ def collect_episodes(env: RLEnv, policy: Policy) -> dict[str, torch.Tensor]:
     return {'success': success, 'terminated': crashed, **values}
 
 
-def summarize(outcomes: dict[str, torch.Tensor], rows: torch.Tensor | None = None) -> dict:
-    """Success rate, termination rate and the mean of each metric over rows (default all);
-    position tasks add the 95th percentile of position_error_m."""
+def summarize(outcomes: dict[str, torch.Tensor], rows: torch.Tensor | None = None,
+              quantiles: dict[str, float] | None = None) -> dict:
+    """Success rate, termination rate and the mean of each metric over rows (default all),
+    and the quantiles the task's metrics ask for (name -> q)."""
     def pick(values):
         return values if rows is None else values[rows]
     success, crashed = pick(outcomes['success']), pick(outcomes['terminated'])
@@ -106,14 +109,15 @@ def summarize(outcomes: dict[str, torch.Tensor], rows: torch.Tensor | None = Non
         value = pick(value)
         finite = value[~torch.isnan(value)]
         result[name] = finite.mean().item() if len(finite) else None
-        if name == 'position_error_m':
-            result['position_error_p95_m'] = finite.quantile(0.95).item() if len(finite) else None
+        if name in (quantiles or {}):
+            q = quantiles[name]
+            result[quantile_name(name, q)] = finite.quantile(q).item() if len(finite) else None
     return result
 
 
 def rollout_episodes(env: RLEnv, policy: Policy) -> dict:
     """Run every env through its first episode; success rate and error metrics."""
-    return summarize(collect_episodes(env, policy))
+    return summarize(collect_episodes(env, policy), quantiles=env.metrics.quantiles)
 
 
 class LoadedPolicy:

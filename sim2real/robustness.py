@@ -77,8 +77,8 @@ def _run_batch(loaded: LoadedPolicy, points: list[Point], params: list[BoxParam]
     policy = loaded.bind(env)
     with device_scope(env.device):
         outcomes = collect_episodes(env, policy)
-    return [summarize(outcomes, torch.arange(i * episodes, (i + 1) * episodes))
-            for i in range(len(points))]
+    return [summarize(outcomes, torch.arange(i * episodes, (i + 1) * episodes),
+                      env.metrics.quantiles) for i in range(len(points))]
 
 
 def resolution_warnings(floors: dict, episodes: int) -> list[str]:

@@ -21,6 +21,9 @@ class PositionMetrics(Stateful):
     STATE = ('_sum', '_max', '_count', 'last_success', 'last_error_m', 'finished')
     NOT_STATE = ('env',)
 
+    quantiles = {'position_error_m': 0.95}
+    """Evaluation reports the 95th percentile of the window error beside its mean."""
+
     def __init__(self, env, window_s: float, tolerance_m: float, statistic: str = 'max',
                  command: str = 'target'):
         """statistic: 'max' or 'mean' of the error over the window."""
@@ -41,6 +44,11 @@ class PositionMetrics(Stateful):
         """Mean window error of each env's most recent finished episode [m]."""
         self.finished = torch.zeros(n, dtype=torch.long)
         """Number of finished episodes per env."""
+
+    @property
+    def last_values(self) -> dict[str, torch.Tensor]:
+        """Mean window error of each env's last finished episode [m] (NaN: cut short)."""
+        return {'position_error_m': self.last_error_m}
 
     def reset(self, env_ids: torch.Tensor) -> None:
         """Clear the accumulators of env_ids."""

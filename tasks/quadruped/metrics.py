@@ -30,6 +30,9 @@ class VelocityMetrics(Stateful):
     STATE = ('_lin_sum', '_yaw_sum', '_count', 'last_success', 'last_values', 'finished')
     NOT_STATE = ('env',)
 
+    quantiles: dict[str, float] = {}
+    """No percentiles: evaluation reports the means."""
+
     def __init__(self, env, tolerance_mps: float = 0.1, settle_s: float = 1.0,
                  command: str = COMMAND):
         """Success tolerance [m/s]; time after a command change that is not judged [s]."""
