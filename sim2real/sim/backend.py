@@ -19,7 +19,8 @@ import mujoco.batch
 import numpy as np
 import torch
 
-from sim2real import terms
+from sim2real.sim.bodies import free_joints, FreeBodyView
+from sim2real.sim.mjcf import BASE_JOINT
 from sim2real.sim.state import load_array, check_keys, StateError
 
 log = logging.getLogger(__name__)
@@ -42,50 +43,56 @@ class FloatingBaseBackend:
     qpos: torch.Tensor
     qvel: torch.Tensor
 
-    # -- root state of the free-floating base (first joint, MuJoCo conventions) -------------
+    # -- free bodies: the robot's floating base and free objects ----------------------------
+    def free_body(self, joint: str) -> FreeBodyView:
+        """Views of the body freed by the free joint called joint; the error lists them."""
+        found = free_joints(self.model)
+        if joint not in found:
+            raise SimulationError(f'the model has no free joint "{joint}"; its free joints: '
+                                  f'{sorted(found) or "none (a fixed-base model)"}')
+        return FreeBodyView(self.qpos, self.qvel, found[joint])
+
+    @property
+    def base(self) -> FreeBodyView:
+        """The robot's floating base (free joint BASE_JOINT), resolved once."""
+        cached = getattr(self, '_base_view', None)
+        if cached is None or cached[0] is not self.qpos:
+            cached = self._base_view = (self.qpos, self.free_body(BASE_JOINT))
+        return cached[1]
+
     @property
     def root_pos_w(self) -> torch.Tensor:
         """Base position [m; world frame], (N, 3) view."""
-        return self.qpos[:, 0:3]
+        return self.base.pos_w
 
     @property
     def root_quat_w(self) -> torch.Tensor:
         """Base orientation quaternion (w, x, y, z) body-to-world, (N, 4) view."""
-        return self.qpos[:, 3:7]
+        return self.base.quat_w
 
     @property
     def root_lin_vel_w(self) -> torch.Tensor:
         """Base linear velocity [m/s; world frame], (N, 3) view."""
-        return self.qvel[:, 0:3]
+        return self.base.lin_vel_w
 
     @property
     def root_ang_vel_b(self) -> torch.Tensor:
         """Base angular velocity [rad/s; body frame], (N, 3) view."""
-        return self.qvel[:, 3:6]
+        return self.base.ang_vel_b
 
     def root_state(self, env_ids: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
         """The base state the terms read, float32, of all simulations or the rows of env_ids:
-        finite (diverged simulations are recovered first, see recover_nonfinite), pos_w [m],
-        quat_w, rotmat_wb, lin_vel_w [m/s] (world frame), lin_vel_b [m/s], ang_vel_b [rad/s]
-        (body frame)."""
+        finite (diverged simulations are recovered first, see recover_nonfinite), then
+        FreeBodyView.state's pos_w, quat_w, rotmat_wb, lin_vel_w, lin_vel_b, ang_vel_b."""
         finite = self.recover_nonfinite(env_ids)
         rows = slice(None) if env_ids is None else env_ids
-        quat_w = float32_copy(self.root_quat_w[rows])
-        rotmat_wb = terms.quat_to_rotmat(quat_w)
-        lin_vel_w = float32_copy(self.root_lin_vel_w[rows])
-        return {'finite': finite, 'pos_w': float32_copy(self.root_pos_w[rows]), 'quat_w': quat_w,
-                'rotmat_wb': rotmat_wb, 'lin_vel_w': lin_vel_w,
-                'lin_vel_b': terms.rotate_world_to_body(rotmat_wb, lin_vel_w),
-                'ang_vel_b': float32_copy(self.root_ang_vel_b[rows])}
+        return {'finite': finite, **self.base.state(rows)}
 
     def write_root_state(self, env_ids: torch.Tensor, pos_w: torch.Tensor,
                          quat_w: torch.Tensor, lin_vel_w: torch.Tensor,
                          ang_vel_b: torch.Tensor) -> None:
         """Set the base pose and velocity of the given simulations."""
-        self.qpos[env_ids, 0:3] = pos_w.to(self.qpos.dtype)
-        self.qpos[env_ids, 3:7] = quat_w.to(self.qpos.dtype)
-        self.qvel[env_ids, 0:3] = lin_vel_w.to(self.qvel.dtype)
-        self.qvel[env_ids, 3:6] = ang_vel_b.to(self.qvel.dtype)
+        self.base.write(env_ids, pos_w, quat_w, lin_vel_w, ang_vel_b)
 
     def check_finite(self, env_ids: torch.Tensor | None = None) -> torch.Tensor:
         """Boolean mask of simulations (all, or env_ids) whose state is finite (row sums)."""
@@ -208,13 +215,6 @@ def _shared_value(model: mujoco.MjModel, field: str):
     if field.startswith('opt.'):
         return getattr(model.opt, field[4:])
     return getattr(model, field)
-
-
-def float32_copy(values: torch.Tensor) -> torch.Tensor:
-    """A float32 copy of simulation state, never a view of it: on the float32 mjwarp backend
-    .float() returns the live memory itself, so derived state (and a 'previous' value kept
-    from it) would change with the next physics step, and writing to it would write qpos."""
-    return values.to(torch.float32, copy=True)
 
 
 def store_derived(owner, values: dict[str, torch.Tensor],

@@ -10,6 +10,8 @@ import numpy as np
 from sim2real.urdf import parse_urdf, read_rotor_params, RotorParams, UrdfError
 
 BASE_BODY = 'base_link'
+BASE_JOINT = 'root'
+"""The free joint of a floating-base robot's base body."""
 IMU_SITE = 'imu'
 
 
@@ -24,7 +26,7 @@ def load_floating_base(urdf: str | Path, physics_dt_s: float) -> mujoco.MjSpec:
     base = spec.body(BASE_BODY)
     if base is None:
         raise UrdfError(f'{urdf}: no link named "{BASE_BODY}"')
-    base.add_freejoint(name='root')
+    base.add_freejoint(name=BASE_JOINT)
     full = np.asarray(base.fullinertia)
     if np.all(np.isfinite(full)) and not np.any(full[3:]):
         # Diagonal URDF inertia: keep the body axes as the inertial axes. From fullinertia,

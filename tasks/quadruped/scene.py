@@ -20,7 +20,8 @@ from sim2real import terms
 from sim2real.assets import urdf_path
 from sim2real.contract import file_sha256
 from sim2real.device import generator
-from sim2real.sim.backend import float32_copy, store_derived
+from sim2real.sim.backend import store_derived
+from sim2real.sim.bodies import float32_copy
 from sim2real.sim.backends import make_backend
 from sim2real.sim.joint_actuator import JointActuator, JointActuatorCfg
 from sim2real.sim.legged import legged_info, legged_spec, LEGS
