@@ -1,29 +1,18 @@
 """Derive a policy's deployment contract from the environment it was trained in.
 
-The scene describes its robot: ``robot_name``, ``urdf_sha256`` and ``robot_description()``,
-a dict of ``joint_names`` (policy order), ``default_joint_pos_rad`` (same order) and
-``robot_params`` (nominal mass, PD gains, torque limits, ...). A scene without
-``robot_description()`` is a rotor craft, described by its rotor model
-(``_rotor_description``).
+Every scene describes its robot (`sim2real.mdp.scene.Scene`): ``robot_name``,
+``urdf_sha256`` and ``robot_description()``, a dict of ``joint_names`` (policy order; empty
+for a robot without joints), ``default_joint_pos_rad`` (same order) and ``robot_params``
+(nominal mass, PD gains, torque limits, rotor model, ...).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 
 from sim2real.contract import Contract, ObservationTermSpec
 from sim2real.mdp.ranges import bounds
-
-
-def _rotor_description(scene) -> dict:
-    """No joints; nominal mass, inertia, hover thrust and rotor model of a quadrotor scene."""
-    return {'joint_names': [], 'default_joint_pos_rad': [], 'robot_params': {
-        'mass_kg': scene.nominal_mass_kg,
-        'inertia_kg_m2': [float(v) for v in scene.nominal_inertia_kg_m2],
-        'hover_thrust_n': scene.hover_thrust_n,
-        'rotors': dataclasses.asdict(scene.rotors),
-    }}
+from sim2real.mdp.scene import Scene
 
 
 def contract_from_env(env) -> Contract:
@@ -37,10 +26,10 @@ def contract_from_env(env) -> Contract:
                             doc=inspect.getdoc(term.func) or '')
         for name, term in group.terms.items()]
     scene = env.scene
-    if hasattr(scene, 'robot_description'):
-        robot = scene.robot_description()
-    else:
-        robot = _rotor_description(scene)
+    if not isinstance(scene, Scene):
+        raise TypeError(f'task "{env.cfg.task}": its scene {type(scene).__name__} lacks the '
+                        'Scene interface (robot_name, urdf_sha256, robot_description())')
+    robot = scene.robot_description()
     robot_params = dict(robot['robot_params'])
     robot_params['observation_delay_ticks_trained'] = [
         int(round(b)) for b in bounds(group.delay_ticks)]

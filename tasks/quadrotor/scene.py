@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import mujoco
 import torch
 
@@ -50,6 +52,15 @@ class QuadrotorScene(Stateful):
         self._field_defaults: dict[str, torch.Tensor] = {}
         """Unrandomized values of randomized model fields (sim2real/mdp/events.py)."""
         self.refresh()
+
+    def robot_description(self) -> dict:
+        """No joints; nominal mass, inertia, hover thrust and rotor model, for the contract."""
+        return {'joint_names': [], 'default_joint_pos_rad': [], 'robot_params': {
+            'mass_kg': self.nominal_mass_kg,
+            'inertia_kg_m2': [float(v) for v in self.nominal_inertia_kg_m2],
+            'hover_thrust_n': self.hover_thrust_n,
+            'rotors': dataclasses.asdict(self.rotors),
+        }}
 
     def reset(self, env_ids: torch.Tensor) -> None:
         """Reset simulations to defaults, motors at hover speed, no external force."""
