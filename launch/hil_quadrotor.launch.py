@@ -2,46 +2,24 @@
 
     ros2 launch sim2real hil_quadrotor.launch.py policy_file:=/path/to/policy.onnx
 
-Both nodes read config/quadrotor.yaml, the file `sim2real hil quadrotor` uses. Faults can be
-scheduled with fault_schedule:='nan_imu@5.0+1.0' or switched at run time with
-`ros2 param set /sim_bridge active_faults nan_imu`.
+A thin include of hil.launch.py (robot:=quadrotor). Both nodes read config/quadrotor.yaml,
+the file `sim2real hil quadrotor` uses. Faults can be scheduled with
+fault_schedule:='nan_imu@5.0+1.0' or switched at run time with `ros2 param set /sim_bridge
+active_faults nan_imu`.
 """
 
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
-from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
-from launch_ros.actions import Node
+from launch.actions import IncludeLaunchDescription
+from launch.launch_description_sources import PythonLaunchDescriptionSource
+from launch.substitutions import PathJoinSubstitution
 from launch_ros.substitutions import FindPackageShare
 
 
 def generate_launch_description():
-    """sim_bridge + policy_node, parameters from config/quadrotor.yaml."""
-    params_file = PathJoinSubstitution(
-        [FindPackageShare('sim2real'), 'config', 'quadrotor.yaml'])
+    """hil.launch.py with robot:=quadrotor (its other arguments pass through)."""
     return LaunchDescription([
-        DeclareLaunchArgument('policy_file', description='exported ONNX policy'),
-        DeclareLaunchArgument('params_file', default_value=params_file,
-                              description='parameter file of both nodes'),
-        DeclareLaunchArgument('fault_schedule', default_value='',
-                              description="'name@start_s+duration_s;...'"),
-        Node(
-            package='sim2real',
-            executable='sim_bridge',
-            name='sim_bridge',
-            output='screen',
-            parameters=[
-                LaunchConfiguration('params_file'),
-                {'fault_schedule': LaunchConfiguration('fault_schedule')},
-            ],
-        ),
-        Node(
-            package='sim2real',
-            executable='policy_node',
-            name='policy_node',
-            output='screen',
-            parameters=[
-                LaunchConfiguration('params_file'),
-                {'policy_file': LaunchConfiguration('policy_file')},
-            ],
-        ),
+        IncludeLaunchDescription(
+            PythonLaunchDescriptionSource(PathJoinSubstitution(
+                [FindPackageShare('sim2real'), 'launch', 'hil.launch.py'])),
+            launch_arguments={'robot': 'quadrotor'}.items()),
     ])

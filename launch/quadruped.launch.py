@@ -9,31 +9,22 @@ whose joint list is in the contract's order (listed in config/quadruped.yaml); t
 publishes `cmd_vel` (geometry_msgs/Twist) at >= 2 Hz. Then arm with
 `ros2 service call /policy_node/enable std_srvs/srv/SetBool "{data: true}"`: the node stands
 the robot up to the default pose over soft_start_s, then the policy walks.
+
+A thin include of policy.launch.py with robot:=quadruped.
 """
 
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
-from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
-from launch_ros.actions import Node
+from launch.actions import IncludeLaunchDescription
+from launch.launch_description_sources import PythonLaunchDescriptionSource
+from launch.substitutions import PathJoinSubstitution
 from launch_ros.substitutions import FindPackageShare
 
 
 def generate_launch_description():
-    """The policy node, parameters from config/quadruped.yaml."""
-    params_file = PathJoinSubstitution(
-        [FindPackageShare('sim2real'), 'config', 'quadruped.yaml'])
+    """policy.launch.py with robot:=quadruped (its other arguments pass through)."""
     return LaunchDescription([
-        DeclareLaunchArgument('policy_file', description='exported ONNX policy'),
-        DeclareLaunchArgument('params_file', default_value=params_file,
-                              description='node parameter file'),
-        Node(
-            package='sim2real',
-            executable='policy_node',
-            name='policy_node',
-            output='screen',
-            parameters=[
-                LaunchConfiguration('params_file'),
-                {'policy_file': LaunchConfiguration('policy_file')},
-            ],
-        ),
+        IncludeLaunchDescription(
+            PythonLaunchDescriptionSource(PathJoinSubstitution(
+                [FindPackageShare('sim2real'), 'launch', 'policy.launch.py'])),
+            launch_arguments={'robot': 'quadruped'}.items()),
     ])
