@@ -35,12 +35,20 @@ LAYERS = {
     'sim2real.robustness_design': 'app',
     'sim2real.robustness_report': 'app',
     'sim2real.deploy.runtime': 'deploy.runtime',
+    'sim2real.deploy.robots': 'deploy.runtime',
     'sim2real.deploy.bridge': 'deploy.bridge',
     'sim2real.deploy': 'deploy',
     'sim2real.hil': 'hil',
     'sim2real.cli': 'cli',
 }
-"""Module prefix -> layer (the longest prefix wins)."""
+"""Module prefix -> layer (the longest prefix wins); a robot's deploy folder is split by
+ROBOT_PARTS."""
+
+ROBOT_PARTS = {'params': 'deploy.runtime', 'profile': 'deploy.runtime',
+               'runtime': 'deploy.runtime', 'bridge': 'deploy.bridge', 'ros_io': 'deploy',
+               'hil': 'hil'}
+"""Module of a robot's deploy folder (sim2real.deploy.robots.<robot>.<module>) -> its layer:
+one folder per robot, each module on the side that runs it."""
 
 ALLOWED = {
     'base': (),
@@ -99,6 +107,9 @@ def layer_of(name: str) -> str | None:
     """The layer of a module; None for a top-level module given no place."""
     if name in BASE:
         return 'base'
+    parts = name.split('.')
+    if parts[:3] == ['sim2real', 'deploy', 'robots'] and len(parts) == 5:
+        return ROBOT_PARTS.get(parts[4])
     for prefix in sorted(LAYERS, key=len, reverse=True):
         if name == prefix or name.startswith(prefix + '.'):
             return LAYERS[prefix]

@@ -6,13 +6,13 @@ publishes StepResult.command; time is injected, so everything here is tested wit
 
 from sim2real.contract import ContractError
 from sim2real.deploy.runtime.params import (
-    JointParams, load_params, parameter_defaults, ParamError, QuadrotorParams, SimBridgeParams)
+    JointParams, load_params, parameter_defaults, ParamError, SimBridgeParams)
 from sim2real.deploy.runtime.policy import PolicyRunner, read_policy_contract
 from sim2real.deploy.runtime.runtime import Runtime, StepResult
 from sim2real.deploy.runtime.sensors import Sample, SensorStore, Watchdog
 
 __all__ = [
     'ContractError', 'JointParams', 'load_params', 'parameter_defaults', 'ParamError',
-    'PolicyRunner', 'QuadrotorParams', 'read_policy_contract', 'Runtime', 'Sample',
+    'PolicyRunner', 'read_policy_contract', 'Runtime', 'Sample',
     'SensorStore', 'SimBridgeParams', 'StepResult', 'Watchdog',
 ]

@@ -8,22 +8,13 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import numpy as np
 import pinocchio as pin
 
 from sim2real.contract import Contract, ContractError, file_sha256
-from sim2real.deploy.runtime.params import JointParams, ParamError, QuadrotorParams
+from sim2real.deploy.runtime.params import ParamError
 from sim2real.deploy.runtime.physics_check import (
-    check_joint_physics, check_rotor_physics, check_tighter, collective_thrust_n, field, number,
-    numbers, ROTOR_KINDS, tree)
+    check_joint_physics, check_rotor_physics, number, ROTOR_KINDS, tree)
 
-# node command_interface -> action kinds it can carry
-COMMAND_INTERFACES = {
-    'cmd_vel_legacy': ('thrust_body_rates',),
-    'rotor_speeds': ('rotor_speeds',),
-    'joint_position': ('joint_position_offset', 'joint_position_delta', 'joint_position_ema',
-                       'joint_position_rate_capped'),
-}
 MASS_RTOL = 1e-6
 
 
@@ -81,92 +72,21 @@ def check_contract(contract: Contract) -> None:
         seen.add(name)
 
 
-def check_params(contract: Contract, params, model: pin.Model | None = None) -> None:
-    """Rate, command interface and limits of the parameters against the contract."""
+def check_params(contract: Contract, params, robot, model: pin.Model | None = None) -> None:
+    """Rate, command interface and limits of the parameters against the contract; robot:
+    the robot's runtime entry (its command interfaces and its own parameter checks)."""
     check_contract(contract)
     if params.rate_hz != contract.policy_rate_hz:
         raise ContractError(f'policy_rate_hz: the policy runs at {contract.policy_rate_hz} Hz, '
                             f'parameter rate_hz is {params.rate_hz}')
-    kinds = COMMAND_INTERFACES.get(params.command_interface)
+    kinds = robot.command_interfaces.get(params.command_interface)
     if kinds is None:
         raise ParamError(f'parameter "command_interface": "{params.command_interface}" is not '
-                         f'one of {sorted(COMMAND_INTERFACES)}')
+                         f'one of {sorted(robot.command_interfaces)}')
     if contract.action.kind not in kinds:
         raise ContractError(f'action.kind: "{contract.action.kind}" cannot be sent on '
                             f'command_interface "{params.command_interface}"')
-    if isinstance(params, QuadrotorParams):
-        _check_quadrotor(contract, params)
-    elif isinstance(params, JointParams):
-        _check_joints(contract, params, model)
-
-
-def max_collective_thrust_n(contract: Contract) -> float:
-    """The contract's largest collective thrust [N] (action params, else the rotor model)."""
-    if 'max_collective_thrust_n' in contract.action.params:
-        return number(tree(contract), 'action.params.max_collective_thrust_n')
-    return collective_thrust_n(field(tree(contract), 'robot_params.rotors'))
-
-
-def _check_quadrotor(contract: Contract, params: QuadrotorParams) -> None:
-    """Thrust, rate, timeout and geofence limits."""
-    limit = max_collective_thrust_n(contract)
-    if params.thrust_max_n > limit:
-        raise ContractError(f'thrust_max_n: {params.thrust_max_n} N exceeds the contract '
-                            f'max_collective_thrust_n {limit} N')
-    if not 0.0 <= params.thrust_min_n <= params.thrust_max_n:
-        raise ParamError(f'parameter "thrust_min_n": {params.thrust_min_n} is not in '
-                         f'[0, thrust_max_n={params.thrust_max_n}]')
-    _positive(params, 'max_body_rate_rad_s', 'odom_timeout_s', 'max_tilt_rad',
-              'rate_hz', 'max_speed_m_s', 'max_ang_vel_rad_s')
-    _non_negative(params, 'imu_timeout_s', 'setpoint_timeout_s', 'soft_start_s',
-                  'fallback_max_descent_s')
-    if not np.all(np.less(params.geofence_min_m, params.geofence_max_m)):
-        raise ParamError('parameter "geofence_min_m": must be below geofence_max_m per axis')
-    raw = tree(contract)
-    for path in ('robot_params.mass_kg', 'robot_params.hover_thrust_n'):
-        number(raw, path)   # the fallback's thrust law
-    collective_thrust_n(field(raw, 'robot_params.rotors'))   # the thrust limits
-    if contract.action.kind == 'thrust_body_rates':
-        trained = number(raw, 'action.params.max_body_rate_rad_s')
-        if not params.max_body_rate_rad_s <= trained:
-            raise ContractError(f'max_body_rate_rad_s: parameter {params.max_body_rate_rad_s} '
-                                f'rad/s exceeds the trained action.params.max_body_rate_rad_s '
-                                f'{trained}; the parameter file may only tighten limits')
-
-
-def _check_joints(contract: Contract, params: JointParams, model: pin.Model | None) -> None:
-    """Joint names by name, per-joint list lengths and limits (within the URDF's)."""
-    for i, name in enumerate(contract.joint_names):
-        if name not in params.joint_names:
-            raise ContractError(f'joint_names[{i}]: contract joint "{name}" has no entry in '
-                                f'parameter joint_names')
-    for name in params.joint_names:
-        if name not in contract.joint_names:
-            raise ContractError(f'joint_names: parameter joint "{name}" is not in the contract')
-    n = len(params.joint_names)
-    for key in ('kp', 'kd', 'torque_limit_nm', 'pos_min_rad', 'pos_max_rad', 'max_rate_rad_s'):
-        if len(getattr(params, key)) != n:
-            raise ParamError(f'parameter "{key}": {len(getattr(params, key))} values for '
-                             f'{n} joints')
-    if min(params.kp + params.kd + params.torque_limit_nm, default=0.0) < 0.0:
-        raise ParamError('parameter "kp": gains and torque limits must be >= 0')
-    if not np.all(np.less(params.pos_min_rad, params.pos_max_rad)):
-        raise ParamError('parameter "pos_min_rad": must be below pos_max_rad per joint')
-    if params.fallback not in ('damping', 'hold'):
-        raise ParamError(f'parameter "fallback": "{params.fallback}" is not damping or hold')
-    _positive(params, 'joint_state_timeout_s', 'max_tilt_rad', 'joint_vel_limit_rad_s')
-    _positive(params, *[f'max_rate_rad_s[{i}]' for i in range(n)])
-    limits = numbers(field(tree(contract), 'robot_params.joint_pos_limits_rad'),
-                     'robot_params.joint_pos_limits_rad', len(contract.joint_names))
-    if limits.shape != (len(contract.joint_names), 2):
-        raise ContractError('robot_params.joint_pos_limits_rad: must hold [lower, upper] per '
-                            'joint (the plausibility latch reads it)')
-    if params.leg_odometry_max_speed_m_s > 0.0 and not contract.robot_params.get('foot_names'):
-        raise ContractError(
-            'robot_params.foot_names: required by parameter leg_odometry_max_speed_m_s '
-            f'({params.leg_odometry_max_speed_m_s} m/s, the leg-odometry latch)')
-    if model is not None:
-        check_tighter(params, model)
+    robot.check_params(contract, params, model)
 
 
 def _value(params, key: str) -> float:
@@ -177,14 +97,14 @@ def _value(params, key: str) -> float:
     return getattr(params, key)
 
 
-def _positive(params, *keys: str) -> None:
+def positive(params, *keys: str) -> None:
     """ParamError naming the first key whose value is not > 0."""
     for key in keys:
         if not _value(params, key) > 0.0:
             raise ParamError(f'parameter "{key}": must be > 0, got {_value(params, key)}')
 
 
-def _non_negative(params, *keys: str) -> None:
+def non_negative(params, *keys: str) -> None:
     """ParamError naming the first key whose value is negative."""
     for key in keys:
         if not _value(params, key) >= 0.0:

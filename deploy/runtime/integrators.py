@@ -179,6 +179,10 @@ INTEGRATORS = {cls.kind: cls for cls in (
     JointPositionRateCapped)}
 
 
+JOINT_POSITION_KINDS = tuple(kind for kind in INTEGRATORS if kind.startswith('joint_position'))
+"""The action kinds that end in joint position targets with PD gains (the joint chain's)."""
+
+
 def make_integrator(contract: Contract, history_length: int = 1) -> Integrator:
     """The integrator of contract.action.kind; ContractError naming action.kind if unknown."""
     cls = INTEGRATORS.get(contract.action.kind)

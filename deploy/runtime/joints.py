@@ -1,21 +1,21 @@
-"""Joint-robot profile: position targets with PD gains, behind the joint safety chain.
+"""The generic joint-PD safety chain: position targets with PD gains for any joint robot.
 
-Streams: 'joint_state' pos_rad(n), vel_rad_s(n) in contract order, or in any order with a
+Stream: 'joint_state' pos_rad(n), vel_rad_s(n) in contract order, or in any order with a
 'names' list (matched BY NAME, joint_state.JointStateMapper: the one mapping the node and
-the runtime share); 'imu' quat_wxyz(4) [world<-base], ang_vel_b(3) [rad/s; base];
-optional 'command' velocity_command(3) [vx m/s, vy m/s, yaw rate rad/s; heading frame],
-clipped to velocity_command_limit. Command: [q* (n) rad, kp (n), kd (n)], contract order.
+the runtime share). Command: [q* (n) rad, kp (n), kd (n)], contract order.
 Chain: NaN guard -> integrator -> joint clamp -> rate limit -> torque feasibility ->
-soft-start blend (or stand-up to the default pose, rate-limited too) -> latches (tilt, joint
-velocity, stale sensors, stale command, leg-odometry speed, e-stop) -> damping or hold
-fallback, whose targets go through the same rate limit -> final clamp (position limits;
-torque-feasible where possible). The rate limit is relative to the last tick's final target
-(the measured pose while disarmed).
+soft-start blend (or stand-up to the default pose, rate-limited too) -> latches (stale
+joint states, the parts' latches, joint position plausibility, joint velocity, e-stop) ->
+damping or hold fallback, whose targets go through the same rate limit -> final clamp
+(position limits; torque-feasible where possible). The rate limit is relative to the last
+tick's final target (the measured pose while disarmed).
+
+A robot composes parts onto the chain (`parts.py`): a floating base's IMU (tilt latch,
+orientation and gyro for the terms), a velocity-command stream, leg odometry, and so on;
+its params dataclass inherits JointParams and the parts' parameter dataclasses.
 
 Kp and kd must equal the gains the policy was trained with (contract
-action.params.kp_nm_per_rad / kd_nm_s_per_rad, required). When the
-contract names the feet (robot_params.foot_names), Pinocchio leg odometry estimates the base
-velocity every tick from the joint states, the gyro and the lowest feet (stance).
+action.params.kp_nm_per_rad / kd_nm_s_per_rad, required).
 """
 
 from __future__ import annotations
@@ -24,18 +24,21 @@ import math
 
 import numpy as np
 
+from typing import Sequence
+
 from sim2real.contract import Contract, ContractError
 from sim2real.deploy.runtime import filters
-from sim2real.assets import resolve_urdf
+from sim2real.deploy.runtime.contract_check import positive
+from sim2real.deploy.runtime import physics_check
+from sim2real.deploy.runtime.physics_check import check_tighter, numbers, tree
 from sim2real.deploy.runtime.integrators import Integrator
 from sim2real.deploy.runtime.joint_state import JointStateMapper
-from sim2real.deploy.runtime.leg_odometry import LegOdometry
 from sim2real.deploy.runtime.params import JointParams, ParamError
-from sim2real.deploy.runtime.quadrotor import rotmat_from_quat
+from sim2real.deploy.runtime.parts import JointPart
 from sim2real.deploy.runtime.sensors import Sample, SensorStore, Watchdog
 from sim2real.deploy.runtime.state_machine import FALLBACK, StateMachine
 
-__all__ = ['JointParams', 'JointProfile', 'JointStateMapper', 'LegOdometry']
+__all__ = ['JointParams', 'JointProfile', 'JointStateMapper']
 
 GAIN_FIELDS = (('kp', 'kp_nm_per_rad'), ('kd', 'kd_nm_s_per_rad'))
 JOINT_POSITION_MARGIN_RAD = 0.1
@@ -45,12 +48,14 @@ GAIN_RTOL = 1e-6
 
 
 class JointProfile:
-    """Everything joint-robot-specific the Runtime delegates to."""
+    """The joint chain the Runtime delegates to, with the parts a robot composes onto it."""
 
     command_kind = 'joint_position'
 
-    def __init__(self, contract: Contract, params: JointParams, integrator: Integrator):
-        """Per-joint limits reordered from params.joint_names into contract order."""
+    def __init__(self, contract: Contract, params: JointParams, integrator: Integrator,
+                 parts: Sequence[type] = ()):
+        """Per-joint limits reordered from params.joint_names into contract order; parts:
+        classes part(contract, params) whose parameters params holds."""
         self.contract, self.params, self.integrator = contract, params, integrator
         self.names = list(contract.joint_names)
         order = [params.joint_names.index(name) for name in self.names]
@@ -65,36 +70,28 @@ class JointProfile:
         if params.soft_start_mode not in ('blend', 'stand_up'):
             raise ParamError(f'parameter "soft_start_mode": "{params.soft_start_mode}" is not '
                              f'blend or stand_up')
-        for key in ('stand_up_kd', 'leg_odometry_max_speed_m_s'):
-            if not getattr(params, key) >= 0.0:
-                raise ParamError(f'parameter "{key}": must be >= 0, got {getattr(params, key)}')
+        if not params.stand_up_kd >= 0.0:
+            raise ParamError(f'parameter "stand_up_kd": must be >= 0, got {params.stand_up_kd}')
         self.stand_up_kd = (np.full(len(self.names), params.stand_up_kd)
                             if params.stand_up_kd > 0.0 else self.kd)
-        self.command_limit = np.asarray(params.velocity_command_limit, dtype=np.float64)
         self.mapper = JointStateMapper(self.names)
-        feet = contract.robot_params.get('foot_names')
-        try:
-            self.leg_odometry = None if not feet else LegOdometry(
-                resolve_urdf(params.urdf_file), self.names, feet)
-        except ValueError as exc:   # feet or joints the URDF does not have
-            raise ContractError(f'robot_params.foot_names: {exc}') from exc
+        self.parts: list[JointPart] = [part(contract, params) for part in parts]
+        """The composed parts, in the order their latches and inputs are taken."""
         self.default_rad = np.asarray(contract.default_joint_pos_rad, dtype=np.float64)
         self.dt_s = 1.0 / contract.policy_rate_hz
         self.watchdogs = [
             Watchdog('joint_state', params.joint_state_timeout_s, 'joint_state_timeout_s',
-                     params.joint_state_topic),
-            Watchdog('imu', params.imu_timeout_s, 'imu_timeout_s', params.imu_topic),
-            Watchdog('command', params.command_timeout_s, 'command_timeout_s',
-                     params.velocity_command_topic)]
+                     params.joint_state_topic)]
+        for part in self.parts:
+            self.watchdogs.extend(part.watchdogs)
         limits = np.asarray(contract.robot_params['joint_pos_limits_rad'], dtype=np.float64)
         self.plausible_min_rad = limits[:, 0] - JOINT_POSITION_MARGIN_RAD
         self.plausible_max_rad = limits[:, 1] + JOINT_POSITION_MARGIN_RAD
         n = len(self.names)
-        self.shapes = {'joint_state': {'pos_rad': (n,), 'vel_rad_s': (n,)},
-                       'imu': {'quat_wxyz': (4,), 'ang_vel_b': (3,)},
-                       'command': {'velocity_command': (3,)}}
+        self.shapes = {'joint_state': {'pos_rad': (n,), 'vel_rad_s': (n,)}}
         """Arrays each stream's samples must hold (SensorStore validates them)."""
-        self.cos_max_tilt = math.cos(params.max_tilt_rad)
+        for part in self.parts:
+            self.shapes.update(part.shapes)
         self.start_rad = self.previous_rad = self.hold_rad = self.default_rad.copy()
 
     def _check_gains(self, contract: Contract) -> None:
@@ -136,27 +133,31 @@ class JointProfile:
         zero = np.zeros(len(self.names))
         return self._command(self.joint_state(store)[0], zero, zero)
 
+    def part(self, cls: type):
+        """The composed part of class cls (None without one)."""
+        return next((p for p in self.parts if isinstance(p, cls)), None)
+
     def latch_reason(self, store: SensorStore, now_s: float) -> str:
-        """'stale:<stream>', 'tilt', 'joint_position' (beyond the URDF limits by more than
-        JOINT_POSITION_MARGIN_RAD: an encoder fault), 'joint_velocity' or 'leg_odometry'
-        when a latch condition holds, else ''."""
+        """'stale:<stream>', the early parts' latches (a base's 'tilt'), 'joint_position'
+        (beyond the URDF limits by more than JOINT_POSITION_MARGIN_RAD: an encoder fault),
+        'joint_velocity', then the other parts' latches ('leg_odometry'), else ''."""
         for watchdog in self.watchdogs:
             reason = watchdog.reason(store, now_s)
             if reason:
                 return reason
-        if store.latest('imu') is not None:
-            rotmat = rotmat_from_quat(store.value('imu', 'quat_wxyz'))
-            if not rotmat[2, 2] >= self.cos_max_tilt:
-                return 'tilt'
+        for part in self.parts:
+            reason = part.early and part.latch_reason(store, now_s, self)
+            if reason:
+                return reason
         q, qd = self.joint_state(store)
         if not np.all((q >= self.plausible_min_rad) & (q <= self.plausible_max_rad)):
             return 'joint_position'
         if not np.all(np.abs(qd) <= self.params.joint_vel_limit_rad_s):
             return 'joint_velocity'
-        limit = self.params.leg_odometry_max_speed_m_s
-        if self.leg_odometry is not None and limit > 0.0 and not (
-                self.leg_odometry.speed_xy_m_s <= limit):
-            return 'leg_odometry'
+        for part in self.parts:
+            reason = not part.early and part.latch_reason(store, now_s, self)
+            if reason:
+                return reason
         return ''
 
     def enable_reason(self, store: SensorStore, now_s: float) -> str:
@@ -166,21 +167,13 @@ class JointProfile:
         return self.latch_reason(store, now_s)
 
     def observation_inputs(self, store: SensorStore, now_s: float) -> dict:
-        """Term inputs from the latest samples."""
+        """Term inputs from the latest samples: the joints' and the parts'."""
         q, qd = self.joint_state(store)
-        imu = store.latest('imu')
-        rotmat = np.eye(3) if imu is None else rotmat_from_quat(store.value('imu', 'quat_wxyz'))
-        command = store.value('command', 'velocity_command')
-        if command is not None:
-            command = np.clip(command, -self.command_limit, self.command_limit)
-        return {
-            'rotmat_wb': rotmat,
-            'ang_vel_b': np.zeros(3) if imu is None else store.value('imu', 'ang_vel_b'),
-            'joint_pos_rad': q, 'default_joint_pos_rad': self.default_rad,
-            'joint_vel_rad_s': qd,
-            'velocity_command': np.zeros(3) if command is None else command,
-            'action_history': self.integrator.history,
-        }
+        inputs = {'joint_pos_rad': q, 'default_joint_pos_rad': self.default_rad,
+                  'joint_vel_rad_s': qd, 'action_history': self.integrator.history}
+        for part in self.parts:
+            inputs.update(part.observation_inputs(store, now_s))
+        return inputs
 
     def on_enable(self, store: SensorStore, now_s: float) -> None:
         """Zero the history, seed the integrator and the soft start with the measured q."""
@@ -188,21 +181,8 @@ class JointProfile:
         self.integrator.reset(q)
         self.start_rad = filters.clamp_joint_position(q, self.pos_min_rad, self.pos_max_rad)
         self.previous_rad = self.start_rad.copy()
-        if self.leg_odometry is not None:
-            self.leg_odometry.reset()
-
-    def update_leg_odometry(self, store: SensorStore) -> None:
-        """Leg-odometry estimate from the latest joint states and imu (no-op without feet);
-        joint velocities outside the latch's domain reset it (that latch covers them)."""
-        imu = store.latest('imu')
-        if self.leg_odometry is None or imu is None or store.latest('joint_state') is None:
-            return
-        q, qd = self.joint_state(store)
-        if not np.all(np.abs(qd) <= self.params.joint_vel_limit_rad_s):
-            self.leg_odometry.reset()
-            return
-        self.leg_odometry.update(q, qd, store.value('imu', 'ang_vel_b'),
-                                 rotmat_from_quat(store.value('imu', 'quat_wxyz')))
+        for part in self.parts:
+            part.on_enable(store, now_s)
 
     def on_latch(self, store: SensorStore, machine: StateMachine) -> None:
         """Remember the measured q for the hold fallback."""
@@ -256,7 +236,8 @@ class JointProfile:
         """Targets inside the position limits, torque-feasible where both can hold, finite."""
         n = len(self.names)
         target, kp, kd = command[:n], command[n:2 * n], command[2 * n:]
-        self.update_leg_odometry(store)
+        for part in self.parts:
+            part.update(store, self)
         q, qd = self.joint_state(store)
         if state != FALLBACK or self.params.fallback == 'hold':
             target = filters.feasible_joint_target(
@@ -267,3 +248,34 @@ class JointProfile:
         target = filters.clamp_joint_position(target, self.pos_min_rad, self.pos_max_rad)
         self.previous_rad = target   # the next tick's rate limit starts here (limp: at q)
         return self._command(target, kp, kd)
+
+
+def check_joint_params(contract: Contract, params: JointParams, model=None) -> None:
+    """Joint names by name, per-joint list lengths and limits (within the URDF's)."""
+    for i, name in enumerate(contract.joint_names):
+        if name not in params.joint_names:
+            raise ContractError(f'joint_names[{i}]: contract joint "{name}" has no entry in '
+                                f'parameter joint_names')
+    for name in params.joint_names:
+        if name not in contract.joint_names:
+            raise ContractError(f'joint_names: parameter joint "{name}" is not in the contract')
+    n = len(params.joint_names)
+    for key in ('kp', 'kd', 'torque_limit_nm', 'pos_min_rad', 'pos_max_rad', 'max_rate_rad_s'):
+        if len(getattr(params, key)) != n:
+            raise ParamError(f'parameter "{key}": {len(getattr(params, key))} values for '
+                             f'{n} joints')
+    if min(params.kp + params.kd + params.torque_limit_nm, default=0.0) < 0.0:
+        raise ParamError('parameter "kp": gains and torque limits must be >= 0')
+    if not np.all(np.less(params.pos_min_rad, params.pos_max_rad)):
+        raise ParamError('parameter "pos_min_rad": must be below pos_max_rad per joint')
+    if params.fallback not in ('damping', 'hold'):
+        raise ParamError(f'parameter "fallback": "{params.fallback}" is not damping or hold')
+    positive(params, 'joint_state_timeout_s', 'joint_vel_limit_rad_s')
+    positive(params, *[f'max_rate_rad_s[{i}]' for i in range(n)])
+    limits = numbers(physics_check.field(tree(contract), 'robot_params.joint_pos_limits_rad'),
+                     'robot_params.joint_pos_limits_rad', len(contract.joint_names))
+    if limits.shape != (len(contract.joint_names), 2):
+        raise ContractError('robot_params.joint_pos_limits_rad: must hold [lower, upper] per '
+                            'joint (the plausibility latch reads it)')
+    if model is not None:
+        check_tighter(params, model)

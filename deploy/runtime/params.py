@@ -1,8 +1,10 @@
 """Typed node parameters read from a ROS 2 parameter YAML; unknown keys and wrong types rejected.
 
 The file holds one section per node, ``<node_name>: {ros__parameters: {...}}``. The policy
-node's section selects its dataclass by ``robot``: 'quadrotor' -> QuadrotorParams, any other
-robot -> JointParams. The 'sim_bridge' section reads into SimBridgeParams.
+node's section selects its dataclass by ``robot``, from the robot registry
+(`sim2real.deploy.robots`: each robot's runtime entry names its params class). The
+'sim_bridge' section reads into SimBridgeParams. A list field with ``metadata={'length': n}``
+must hold n values.
 """
 
 from __future__ import annotations
@@ -23,78 +25,14 @@ class ParamError(ValueError):
 
 
 @dataclass
-class QuadrotorParams:
-    """Parameters of the quadrotor policy node (config/quadrotor.yaml, section policy_node)."""
-
-    policy_file: str = ''
-    """ONNX policy with the contract inside."""
-    robot: str = 'quadrotor'
-    """Robot profile: 'quadrotor' here."""
-    urdf_file: str = 'quadrotor'
-    """Name under urdf/ (sim2real.assets.urdf_path) or a path to a .urdf file."""
-    rate_hz: float = 100.0
-    """Control tick rate [Hz]; must equal the contract's policy_rate_hz."""
-    command_interface: str = 'cmd_vel_legacy'
-    """'cmd_vel_legacy' (thrust_body_rates policies) or 'rotor_speeds'."""
-    odom_topic: str = 'odom'
-    """Odometry topic (nav_msgs/Odometry)."""
-    imu_topic: str = 'imu'
-    """IMU topic (sensor_msgs/Imu)."""
-    setpoint_topic: str = 'setpoint'
-    """Position setpoint topic (geometry_msgs/PointStamped)."""
-    command_topic: str = 'cmd_vel_legacy'
-    """Command topic."""
-    odom_timeout_s: float = 0.05
-    """Odometry older than this on the steady clock latches the fallback [s]."""
-    imu_timeout_s: float = 0.05
-    """IMU older than this latches the fallback [s]; 0: no IMU stream required."""
-    setpoint_timeout_s: float = 0.0
-    """Setpoint older than this latches the fallback [s]; 0: no setpoint stream required."""
-    hover_target_m: list[float] = field(default_factory=lambda: [0.0, 0.0, 1.5])
-    """Position target without a setpoint stream [m; world frame]."""
-    soft_start_s: float = 0.2
-    """Collective thrust ramps from 0 to the policy's over this time after enable [s]."""
-    thrust_min_n: float = 0.0
-    """Smallest collective thrust commanded while the motors run [N]."""
-    thrust_max_n: float = 0.55
-    """Largest collective thrust commanded [N]; at most the contract's max_collective_thrust_n."""
-    max_body_rate_rad_s: float = 6.0
-    """Clamp on each commanded body rate [rad/s]."""
-    max_tilt_rad: float = 1.0
-    """Tilt (angle between body z and world z) beyond which the fallback latches [rad]."""
-    max_speed_m_s: float = 5.0
-    """Odometry speed beyond which the fallback latches (outside the trained domain) and the
-    descent stops trusting the velocity reading [m/s]."""
-    max_ang_vel_rad_s: float = 20.0
-    """Body rate (odometry or gyro, any axis) beyond which the fallback latches [rad/s]."""
-    geofence_min_m: list[float] = field(default_factory=lambda: [-2.0, -2.0, -0.1])
-    """Lower corner of the allowed box [m; world frame]."""
-    geofence_max_m: list[float] = field(default_factory=lambda: [2.0, 2.0, 3.0])
-    """Upper corner of the allowed box [m; world frame]."""
-    ground_height_m: float = 0.05
-    """Below this height the fallback switches the motors off [m]."""
-    descend_speed_m_s: float = 0.4
-    """Descent speed of the level-and-descend fallback [m/s]."""
-    fallback_level_gain: float = 4.0
-    """Body rate per unit of horizontal projected gravity in the fallback [rad/s]."""
-    fallback_vz_gain: float = 2.0
-    """Vertical velocity gain of the fallback [1/s]."""
-    fallback_blind_thrust_fraction: float = 0.9
-    """Fallback thrust without fresh odometry, as a fraction of hover thrust."""
-    fallback_max_descent_s: float = 8.0
-    """A blind fallback switches the motors off after this time [s]."""
-    diagnostics_period_s: float = 1.0
-    """Period of /diagnostics messages [s]."""
-
-
-@dataclass
 class JointParams:
-    """Parameters of a joint-robot policy node; per-joint lists follow joint_names."""
+    """Parameters of the generic joint chain's policy node; per-joint lists follow
+    joint_names. A robot's params inherit these and its parts' (`parts.py`)."""
 
     policy_file: str = ''
     """ONNX policy with the contract inside."""
-    robot: str = 'joint_robot'
-    """Robot profile name (anything but 'quadrotor')."""
+    robot: str = ''
+    """Registered robot name (`sim2real.deploy.robots`)."""
     urdf_file: str = ''
     """Name under urdf/ or a path to a .urdf file."""
     rate_hz: float = 50.0
@@ -103,10 +41,6 @@ class JointParams:
     """'joint_position': position targets with kp and kd per joint."""
     joint_state_topic: str = 'joint_states'
     """Joint state topic (sensor_msgs/JointState)."""
-    imu_topic: str = 'imu'
-    """Base IMU topic (sensor_msgs/Imu with orientation)."""
-    velocity_command_topic: str = 'cmd_vel'
-    """Velocity command topic (geometry_msgs/Twist)."""
     command_topic: str = 'joint_commands'
     """Position targets (std_msgs/Float64MultiArray, contract joint order): a ros2_control
     forward position controller's commands topic."""
@@ -129,16 +63,10 @@ class JointParams:
     """Upper joint position limits for targets [rad]."""
     max_rate_rad_s: list[float] = field(default_factory=list)
     """Largest change of a target per second [rad/s]."""
-    max_tilt_rad: float = 1.0
-    """Base tilt beyond which the fallback latches [rad]."""
     joint_vel_limit_rad_s: float = 20.0
     """|qd| beyond this on any joint latches the fallback [rad/s]."""
     joint_state_timeout_s: float = 0.05
     """Joint states older than this latch the fallback [s]."""
-    imu_timeout_s: float = 0.05
-    """IMU older than this latches the fallback [s]; 0: no IMU stream required."""
-    command_timeout_s: float = 0.0
-    """Velocity command older than this latches the fallback [s]; 0: not required."""
     soft_start_s: float = 1.0
     """Length of the soft start after enable [s] (see soft_start_mode)."""
     soft_start_mode: str = 'blend'
@@ -147,11 +75,6 @@ class JointParams:
     is not used (its action history stays zero), then the policy takes over."""
     stand_up_kd: float = 0.0
     """Velocity gain during a 'stand_up' soft start [N m s/rad]; 0: the kd list."""
-    velocity_command_limit: list[float] = field(default_factory=lambda: [1.0, 0.5, 1.0])
-    """|vx| [m/s], |vy| [m/s], |yaw rate| [rad/s] the velocity command is clipped to."""
-    leg_odometry_max_speed_m_s: float = 0.0
-    """Leg-odometry base speed (xy, filtered) beyond which the fallback latches [m/s];
-    0: no latch (the estimate is still computed when the contract names the feet)."""
     fallback: str = 'damping'
     """'damping' (kp 0, kd damping_kd, target = measured q) or 'hold' (hold q at the latch)."""
     damping_kd: float = 1.0
@@ -182,7 +105,8 @@ class SimBridgeParams:
     """IMU topic."""
     command_topic: str = 'cmd_vel_legacy'
     """Command topic."""
-    start_pos_m: list[float] = field(default_factory=lambda: [0.0, 0.0, 1.5])
+    start_pos_m: list[float] = field(default_factory=lambda: [0.0, 0.0, 1.5],
+                                     metadata={'length': 3})
     """Start (and reset) position [m; world frame]."""
     hold_until_thrust_fraction: float = 0.9
     """Hand launch: held still until thrust >= this fraction of hover thrust."""
@@ -206,15 +130,15 @@ class SimBridgeParams:
     """Hold time of the 'latency_spike' fault [s]."""
 
 
-_VECTOR3 = {'hover_target_m', 'geofence_min_m', 'geofence_max_m', 'start_pos_m',
-            'velocity_command_limit'}
-
-
 def params_class(node_name: str, robot: str) -> type:
-    """The dataclass of a node's section: bridge, quadrotor or joint-robot policy node."""
+    """The dataclass of a node's section: the bridge's, or the registered robot's."""
     if node_name == 'sim_bridge':
         return SimBridgeParams
-    return QuadrotorParams if robot == 'quadrotor' else JointParams
+    from sim2real.deploy.robots import runtime_of
+    try:
+        return runtime_of(robot).params_cls
+    except KeyError as exc:
+        raise ParamError(f'parameter "robot": {exc.args[0]}') from None
 
 
 def parameter_defaults(robot: str = 'quadrotor', node_name: str = 'policy_node') -> dict:
@@ -247,6 +171,10 @@ def params_from_dict(values: dict, node_name: str = 'policy_node'):
         if key not in fields:
             raise unknown_parameter(node_name, key, fields)
         values[key] = _coerce(key, value, hints[key])
+        length = fields[key].metadata.get('length')
+        if length is not None and len(values[key]) != length:
+            raise ParamError(f'parameter "{key}" must be a list of {length} numbers, '
+                             f'got {value!r}')
     return cls(**values)
 
 
@@ -278,7 +206,4 @@ def _coerce(key: str, value, hint):
     item = typing.get_args(hint)[0]
     if not isinstance(value, (list, tuple, array.array)):  # rclpy gives array.array('d')
         raise bad('a list')
-    out = [_coerce(f'{key}[{i}]', v, item) for i, v in enumerate(value)]
-    if key in _VECTOR3 and len(out) != 3:
-        raise bad('a list of 3 numbers')
-    return out
+    return [_coerce(f'{key}[{i}]', v, item) for i, v in enumerate(value)]

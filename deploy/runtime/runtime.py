@@ -20,14 +20,13 @@ import pinocchio as pin
 from sim2real import terms
 from sim2real.assets import resolve_urdf
 from sim2real.contract import Contract
+from sim2real.deploy.robots import runtime_of
 from sim2real.deploy.runtime.contract_check import check_params, check_physics, check_urdf
 from sim2real.deploy.runtime.filters import all_finite
 from sim2real.deploy.runtime.integrators import make_integrator
-from sim2real.deploy.runtime.joints import JointProfile
 from sim2real.deploy.runtime.observations import action_history_length, ObservationBuilder
-from sim2real.deploy.runtime.params import load_params, params_from_dict, QuadrotorParams
+from sim2real.deploy.runtime.params import load_params, params_from_dict
 from sim2real.deploy.runtime.policy import PolicyRunner
-from sim2real.deploy.runtime.quadrotor import QuadrotorProfile
 from sim2real.deploy.runtime.sensors import rising_run, Sample, SampleError, SensorStore
 from sim2real.deploy.runtime.state_machine import FALLBACK, INACTIVE, StateMachine
 
@@ -57,7 +56,8 @@ class Runtime:
                  robot_model: pin.Model | None = None, urdf_path: Path | None = None):
         """Check params, the physics of the URDF at urdf_path (its Pinocchio model
         robot_model) and the policy graph against contract; ContractError / ParamError."""
-        check_params(contract, params, robot_model)
+        robot = runtime_of(params.robot)
+        check_params(contract, params, robot, robot_model)
         if urdf_path is not None:
             check_physics(contract, urdf_path, robot_model)
         self.contract, self.params, self.policy = contract, params, policy
@@ -66,8 +66,7 @@ class Runtime:
         self.builder = ObservationBuilder(contract)
         policy.check_sizes(contract)
         self.integrator = make_integrator(contract, action_history_length(contract))
-        profile_cls = QuadrotorProfile if isinstance(params, QuadrotorParams) else JointProfile
-        self.profile = profile_cls(contract, params, self.integrator)
+        self.profile = robot.make_profile(contract, params, self.integrator)
         self.command_kind = self.profile.command_kind
         self.rate_hz = float(params.rate_hz)
         self.period_s = 1.0 / self.rate_hz

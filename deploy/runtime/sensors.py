@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sim2real import terms
+
 QUAT_NORM_TOLERANCE = 0.1
 """A quaternion is usable when its norm is within 1 +- this (drivers send unit quaternions;
 float32 rounding is ~1e-7, anything far off is a fault, not an attitude)."""
@@ -61,6 +63,14 @@ def quat_norm(quat_wxyz: np.ndarray) -> float:
     if not math.isfinite(scale) or scale == 0.0:
         return scale
     return scale * float(np.sqrt(np.sum(np.square(quat_wxyz / scale))))
+
+
+def rotmat_from_quat(quat_wxyz: np.ndarray) -> np.ndarray:
+    """R_wb of a quaternion normalized first without overflow (NaN matrix for a zero one;
+    the sensor store refuses quaternions whose norm is not close to 1 before they get here)."""
+    norm = quat_norm(quat_wxyz)
+    unit = quat_wxyz / norm if 0.0 < norm < math.inf else np.full(4, np.nan)
+    return terms.quat_to_rotmat(unit)
 
 
 def sample_is_finite(sample: Sample) -> bool:

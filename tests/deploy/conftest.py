@@ -15,7 +15,12 @@ import yaml
 from sim2real.contract import (
     ActionSpec, CONTRACT_KEY, Contract, file_sha256, ObservationTermSpec)
 from sim2real.contract_digest import bind_contract_json
+from sim2real.deploy.robots import register_robot
 from sim2real.export.onnx_policy import export_onnx
+
+# 'testarm', the 3-joint robot of these tests, runs the quadruped's composition of the joint
+# chain (base IMU, velocity command, leg odometry when the contract names feet)
+register_robot('testarm', 'sim2real.deploy.robots.quadruped')
 
 JOINT_URDF = """<?xml version="1.0"?>
 <robot name="testarm">

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from sensor_msgs.msg import JointState
 
+from sim2real.deploy.runtime.parts import LegOdometryPart
 from sim2real.contract import ContractError
 from sim2real.deploy import ros_msgs
 from sim2real.deploy.runtime import Runtime, Sample
@@ -56,7 +57,7 @@ def test_config_file_loads_against_the_real_contract(go2_policy, go2_contract):
     runtime = _runtime(go2_policy)
     assert runtime.rate_hz == 50.0 and runtime.command_kind == 'joint_position'
     assert runtime.profile.names == list(go2_contract.joint_names)
-    assert runtime.profile.leg_odometry is not None
+    assert runtime.profile.part(LegOdometryPart).odometry is not None
 
 
 @pytest.mark.parametrize('key,index,field', [('kp', 4, 'kp_nm_per_rad'),
@@ -156,7 +157,7 @@ def test_leg_odometry_reads_the_stance_feet_and_latches_beyond_its_limit(go2_pol
     q = np.asarray(runtime.contract.default_joint_pos_rad)
     _feed(runtime, 0.0, q)
     runtime.step(0.0)
-    odometry = runtime.profile.leg_odometry
+    odometry = runtime.profile.part(LegOdometryPart).odometry
     assert np.linalg.norm(odometry.lin_vel_b) < 1e-9
     runtime.enable(0.0)
     qd = np.tile([0.0, 12.0, 0.0], 4)   # thighs swing at 12 rad/s: feet move ~3.5 m/s

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sim2real.deploy.runtime.parts import LegOdometryPart
 from sim2real.deploy.runtime import Runtime, Sample
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -154,8 +155,8 @@ def test_one_absurd_sample_does_not_poison_leg_odometry(legged, stream):
     for t in np.arange(0.02, 0.2, 0.02):
         walk_feed(legged, float(t))
         legged.step(float(t))
-        assert np.isfinite(legged.profile.leg_odometry.speed_xy_m_s)
-    assert legged.profile.leg_odometry.speed_xy_m_s < 2.5
+        assert np.isfinite(legged.profile.part(LegOdometryPart).odometry.speed_xy_m_s)
+    assert legged.profile.part(LegOdometryPart).odometry.speed_xy_m_s < 2.5
     assert legged.enable(0.2) == (True, '')
 
 

@@ -5,9 +5,11 @@ import dataclasses
 
 import pytest
 
+from sim2real.deploy.robots.quadrotor.params import QuadrotorParams
+from sim2real.deploy.robots.quadruped.params import QuadrupedParams
 from sim2real.deploy.runtime import (
-    JointParams, load_params, parameter_defaults, ParamError, QuadrotorParams,
-    read_policy_contract, Runtime, SimBridgeParams)
+    load_params, parameter_defaults, ParamError, read_policy_contract, Runtime,
+    SimBridgeParams)
 
 SPEC_POLICY_NODE = {
     'policy_file': '', 'robot': 'quadrotor', 'urdf_file': 'quadrotor', 'rate_hz': 100.0,
@@ -78,9 +80,10 @@ def test_missing_section_is_refused(write_params):
 
 
 def test_joint_robot_section_reads_joint_params(joint_params_file):
-    """robot: testarm selects JointParams; lists keep the file order (ankle, hip, knee)."""
+    """robot: testarm (registered as a legged robot) selects its params; lists keep the
+    file order (ankle, hip, knee)."""
     params = load_params(joint_params_file)
-    assert isinstance(params, JointParams)
+    assert isinstance(params, QuadrupedParams)
     assert params.joint_names == ['ankle', 'hip', 'knee']
     assert params.kp == [5.0, 20.0, 10.0]
 

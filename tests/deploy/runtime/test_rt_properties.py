@@ -23,7 +23,8 @@ import pytest
 from sim2real.contract import ActionSpec
 from sim2real.deploy.runtime import filters, PolicyRunner, Runtime, Sample
 from sim2real.deploy.runtime.contract_check import check_urdf
-from sim2real.deploy.runtime.params import JointParams, QuadrotorParams
+from sim2real.deploy.robots.quadrotor.params import QuadrotorParams
+from sim2real.deploy.robots.quadruped.params import QuadrupedParams
 from tests.deploy.runtime.sensor_oracle import Oracle
 
 SETTINGS = dict(deadline=None, derandomize=True, database=None,
@@ -329,7 +330,7 @@ def joint_params(seed):
     """Random gains and limits from seed, limits inside the URDF's, in contract joint order."""
     rng = np.random.default_rng(seed)
     mid = (URDF_MIN + URDF_MAX) / 2
-    return JointParams(
+    return QuadrupedParams(
         robot='testarm', rate_hz=50.0, joint_names=['hip', 'knee', 'ankle'],
         kp=list(rng.uniform(0.0, 100.0, 3)), kd=list(rng.uniform(0.0, 5.0, 3)),
         torque_limit_nm=list(rng.uniform(0.1, URDF_EFFORT_NM)),

@@ -1,4 +1,5 @@
-"""Quadrotor profile: state from odom/imu/setpoint samples, latches, fallback law, final clamp.
+"""Quadrotor runtime profile: state from odom/imu/setpoint samples, latches, fallback law,
+final clamp; and the checks of its parameters against the contract.
 
 Streams: 'odom' pos_w(3) [m; world], quat_wxyz(4) [world<-body], lin_vel_b(3) [m/s; body],
 ang_vel_b(3) [rad/s; body]; 'imu' ang_vel_b(3), lin_acc_b(3); optional 'setpoint' pos_w(3).
@@ -14,25 +15,20 @@ import numpy as np
 
 from sim2real import terms
 from sim2real.contract import Contract
+from sim2real.contract import ContractError
+from sim2real.deploy.robots.quadrotor.params import QuadrotorParams
 from sim2real.deploy.runtime import filters
-from sim2real.deploy.runtime.contract_check import max_collective_thrust_n
-from sim2real.deploy.runtime.physics_check import GRAVITY_M_S2, number, tree
+from sim2real.deploy.runtime.contract_check import non_negative, positive
 from sim2real.deploy.runtime.integrators import Integrator
-from sim2real.deploy.runtime.params import QuadrotorParams
-from sim2real.deploy.runtime.sensors import quat_norm, SensorStore, Watchdog
+from sim2real.deploy.runtime.params import ParamError
+from sim2real.deploy.runtime.physics_check import (
+    collective_thrust_n, field, GRAVITY_M_S2, number, tree)
+from sim2real.deploy.runtime.sensors import rotmat_from_quat, SensorStore, Watchdog
 from sim2real.deploy.runtime.state_machine import ARMED, StateMachine
 
 GROUND_TICKS = 3
 """Consecutive fallback ticks with fresh odometry below ground_height_m that mean landed
 (one glitched low sample in the air must not switch the motors off)."""
-
-
-def rotmat_from_quat(quat_wxyz: np.ndarray) -> np.ndarray:
-    """R_wb of a quaternion normalized first without overflow (NaN matrix for a zero one;
-    the sensor store refuses quaternions whose norm is not close to 1 before they get here)."""
-    norm = quat_norm(quat_wxyz)
-    unit = quat_wxyz / norm if 0.0 < norm < math.inf else np.full(4, np.nan)
-    return terms.quat_to_rotmat(unit)
 
 
 class QuadrotorProfile:
@@ -233,3 +229,37 @@ class QuadrotorProfile:
                                               p.max_body_rate_rad_s)
         return filters.clamp_rotor_speeds(command, self.max_speed_rad_s,
                                           self.thrust_coefficient, p.thrust_max_n)
+
+
+def max_collective_thrust_n(contract: Contract) -> float:
+    """The contract's largest collective thrust [N] (action params, else the rotor model)."""
+    if 'max_collective_thrust_n' in contract.action.params:
+        return number(tree(contract), 'action.params.max_collective_thrust_n')
+    return collective_thrust_n(field(tree(contract), 'robot_params.rotors'))
+
+
+def check_quadrotor_params(contract: Contract, params: QuadrotorParams, model=None) -> None:
+    """Thrust, rate, timeout and geofence limits of the parameters against the contract."""
+    limit = max_collective_thrust_n(contract)
+    if params.thrust_max_n > limit:
+        raise ContractError(f'thrust_max_n: {params.thrust_max_n} N exceeds the contract '
+                            f'max_collective_thrust_n {limit} N')
+    if not 0.0 <= params.thrust_min_n <= params.thrust_max_n:
+        raise ParamError(f'parameter "thrust_min_n": {params.thrust_min_n} is not in '
+                         f'[0, thrust_max_n={params.thrust_max_n}]')
+    positive(params, 'max_body_rate_rad_s', 'odom_timeout_s', 'max_tilt_rad',
+             'rate_hz', 'max_speed_m_s', 'max_ang_vel_rad_s')
+    non_negative(params, 'imu_timeout_s', 'setpoint_timeout_s', 'soft_start_s',
+                 'fallback_max_descent_s')
+    if not np.all(np.less(params.geofence_min_m, params.geofence_max_m)):
+        raise ParamError('parameter "geofence_min_m": must be below geofence_max_m per axis')
+    raw = tree(contract)
+    for path in ('robot_params.mass_kg', 'robot_params.hover_thrust_n'):
+        number(raw, path)   # the fallback's thrust law
+    collective_thrust_n(field(raw, 'robot_params.rotors'))   # the thrust limits
+    if contract.action.kind == 'thrust_body_rates':
+        trained = number(raw, 'action.params.max_body_rate_rad_s')
+        if not params.max_body_rate_rad_s <= trained:
+            raise ContractError(f'max_body_rate_rad_s: parameter {params.max_body_rate_rad_s} '
+                                f'rad/s exceeds the trained action.params.max_body_rate_rad_s '
+                                f'{trained}; the parameter file may only tighten limits')

@@ -1,0 +1,43 @@
+"""The deploy-side robot registry: robot name -> the folder holding everything of that robot.
+
+A robot's folder `deploy/robots/<robot>/` holds, one module per side: ``params.py`` (node
+parameters), ``runtime.py`` (``RUNTIME``: its profile and checks, ROS-free). Shared modules
+look a robot up here by name and never branch on it. Modules are imported when first asked
+for, so a side loads only what it runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+ROBOTS: dict[str, str] = {
+    'quadrotor': 'sim2real.deploy.robots.quadrotor',
+    'quadruped': 'sim2real.deploy.robots.quadruped',
+}
+"""Robot name -> package of its folder."""
+
+
+def register_robot(name: str, package: str) -> None:
+    """Add a robot whose folder is the importable package `package`."""
+    if name in ROBOTS and ROBOTS[name] != package:
+        raise ValueError(f'robot "{name}" is already registered as {ROBOTS[name]}')
+    ROBOTS[name] = package
+
+
+def robot_names() -> list[str]:
+    """Registered robot names, sorted."""
+    return sorted(ROBOTS)
+
+
+def robot_module(name: str, part: str) -> ModuleType:
+    """Module `part` of robot name's folder; KeyError listing the registered robots."""
+    if name not in ROBOTS:
+        raise KeyError(f'"{name}" is not a registered robot; registered: '
+                       f'{", ".join(robot_names())} (sim2real.deploy.robots)')
+    return importlib.import_module(f'{ROBOTS[name]}.{part}')
+
+
+def runtime_of(name: str):
+    """The RobotRuntime of robot name (its runtime.RUNTIME)."""
+    return robot_module(name, 'runtime').RUNTIME

@@ -1,0 +1,1 @@
+"""Go2-class quadruped: the deploy-side folder (params, runtime profile)."""
