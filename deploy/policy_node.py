@@ -3,24 +3,22 @@
 Everything that decides anything lives in ``sim2real.deploy.runtime`` (ROS-free, time
 injected); this node only moves messages in and out and reports timing:
 
-- subscribes the robot's sensor streams (sensor-data QoS) and an optional setpoint stream
-  (quadrotor: odom + imu + setpoint; joint robots: ``sensor_msgs/JointState`` matched to the
-  contract's joints BY NAME, ``sensor_msgs/Imu`` with orientation, ``geometry_msgs/Twist``
-  velocity command);
+- looks the robot (parameter ``robot``) up in ``sim2real.deploy.robots``; the robot's
+  ``ros_io`` subscribes its streams through this node (sensor-data QoS, samples aged from
+  their DDS arrival) and creates its command publishers (the quadrotor's: odom, imu,
+  setpoint in, crazyswarm2's ``cmd_vel_legacy`` Twist or rotor speeds out; the quadruped's:
+  ``sensor_msgs/JointState`` matched BY NAME, a base IMU with orientation, a ``cmd_vel``
+  Twist in, position targets in contract order (a ros2_control forward position controller's
+  input) and optional kp / kd arrays out, nothing while disarmed);
 - every 1/rate_hz, on a timer of a single-threaded executor, takes every sensor message DDS
   already holds (samples are aged from their DDS arrival time, not from when a callback ran),
-  then calls ``Runtime.step`` with the steady clock and publishes the command (quadrotor:
-  ``geometry_msgs/Twist`` in crazyswarm2's ``cmd_vel_legacy`` layout, or
-  ``std_msgs/Float64MultiArray`` of rotor speeds; joint robots:
-  ``std_msgs/Float64MultiArray`` of position targets in the contract's joint order, a
-  ros2_control forward position controller's input, plus kp and kd arrays on the optional
-  kp/kd command topics; nothing while disarmed, so the driver keeps the joints as it holds
-  them) and ``~/state`` (``std_msgs/String``: ``state`` or ``state:reason``);
+  then calls ``Runtime.step`` with the steady clock, hands the command to the robot's I/O
+  and publishes ``~/state`` (``std_msgs/String``: ``state`` or ``state:reason``);
 - services ``~/enable`` (``std_srvs/SetBool``: true arms or re-enables after a latched fallback,
   false disarms) and ``~/estop`` (``std_srvs/Trigger``);
 - ``/diagnostics`` (``diagnostic_msgs/DiagnosticArray``): achieved rate, period error and
-  inference time p50/p99, safety state; joint robots with feet in the contract add the
-  Pinocchio leg-odometry base velocity (``leg_odometry_v{x,y,z}_m_s``, base frame).
+  inference time p50/p99, safety state, and the robot I/O's own figures (the quadruped's
+  Pinocchio leg-odometry base velocity, ``leg_odometry_v{x,y,z}_m_s``, base frame).
 
 Run: ``ros2 run sim2real policy_node --ros-args --params-file config/quadrotor.yaml
 -p policy_file:=policy.onnx`` (or ``ros2 launch sim2real quadrotor.launch.py``).
@@ -32,8 +30,6 @@ import time
 import typing
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from geometry_msgs.msg import PointStamped, Twist
-from nav_msgs.msg import Odometry
 import rclpy
 from rclpy.exceptions import InvalidParameterTypeException
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
@@ -41,14 +37,14 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
 from rclpy.signals import SignalHandlerOptions
-from sensor_msgs.msg import Imu, JointState
-from std_msgs.msg import Float64MultiArray, String
+from std_msgs.msg import String
 from std_srvs.srv import SetBool, Trigger
 
 from sim2real.contract import ContractError
 from sim2real.deploy import ros_msgs
 from sim2real.deploy.loop_stats import LoopStats
 from sim2real.deploy.node_params import check_overrides
+from sim2real.deploy.robots import ros_io_of
 from sim2real.deploy.runtime import ParamError, Runtime, Sample, parameter_defaults
 from sim2real.deploy.runtime.params import params_class
 
@@ -78,20 +74,23 @@ class PolicyNode(Node):
         super().__init__(NODE_NAME)
         robot = self.declare_parameter('robot', 'quadrotor').value
         values = self._declare_all(declared_parameters(robot))
-        self._runtime = Runtime.from_values(values)
+        self._runtime = self.runtime = Runtime.from_values(values)
         params = self._runtime.params
         self._stats = LoopStats(self._runtime.rate_hz)
-        self._interface = params.command_interface
-        self._max_collective_n = float(
-            self._runtime.contract.action.params.get('max_collective_thrust_n', 0.0))
         self._state = ''
-        self._create_io(params)
+        self._sensor_subs = []
+        self._sensor_streams: list[str] = []
+        self._io = ros_io_of(params.robot)(self, params)
+        self._state_pub = self.create_publisher(String, '~/state', 10)
+        self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        self.create_service(SetBool, '~/enable', self._on_enable)
+        self.create_service(Trigger, '~/estop', self._on_estop)
         self._tick_timer = self.create_timer(self._runtime.period_s, self._on_tick)
         self.create_timer(params.diagnostics_period_s, self._publish_diagnostics)
         self.get_logger().info(
             f'policy {params.policy_file} ({self._runtime.contract.task}) at '
-            f'{self._runtime.rate_hz:g} Hz, command {self._interface} on '
-            f'{self._cmd_pub.topic_name}; call {self.get_name()}/enable to arm')
+            f'{self._runtime.rate_hz:g} Hz, command {params.command_interface} on '
+            f'{self._io.command_topic}; call {self.get_name()}/enable to arm')
 
     def _declare_all(self, defaults: dict) -> dict:
         """Declare every parameter with its typed default; reject overrides nobody declared."""
@@ -108,43 +107,27 @@ class PolicyNode(Node):
         check_overrides(self, values)
         return values
 
-    def _create_io(self, params) -> None:
-        """Subscriptions, publishers and services."""
-        self._gain_pubs = []
-        self._sensor_subs = []
-        self._sensor_streams: list[str] = []
-        if self._interface == 'joint_position':
-            self._create_joint_io(params)
-        else:
-            self._subscribe_sensor(Odometry, params.odom_topic, self._on_odom, 'odom')
-            self._subscribe_sensor(Imu, params.imu_topic, self._on_imu, 'imu')
-            self.create_subscription(PointStamped, params.setpoint_topic, self._on_setpoint, 10)
-            msg_type = Twist if self._interface == 'cmd_vel_legacy' else Float64MultiArray
-            self._cmd_pub = self.create_publisher(msg_type, params.command_topic, 10)
-        self._state_pub = self.create_publisher(String, '~/state', 10)
-        self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
-        self.create_service(SetBool, '~/enable', self._on_enable)
-        self.create_service(Trigger, '~/estop', self._on_estop)
-
-    def _create_joint_io(self, params) -> None:
-        """Joint robot: JointState + Imu (sensor-data QoS), cmd_vel, position targets, gains."""
-        self._n_joints = len(self._runtime.contract.joint_names)
-        self._subscribe_sensor(JointState, params.joint_state_topic, self._on_joint_state,
-                               'joint_state')
-        self._subscribe_sensor(Imu, params.imu_topic, self._on_imu_orientation, 'imu')
-        self.create_subscription(Twist, params.velocity_command_topic, self._on_cmd_vel, 10)
-        self._cmd_pub = self.create_publisher(Float64MultiArray, params.command_topic, 10)
-        for i, topic in enumerate((params.kp_command_topic, params.kd_command_topic), 1):
-            if topic:
-                self._gain_pubs.append(
-                    (i, self.create_publisher(Float64MultiArray, topic, 10)))
-
     # -- sensors ----------------------------------------------------------------------
-    def _subscribe_sensor(self, msg_type, topic: str, callback, stream: str) -> None:
-        """Sensor-data QoS subscription of a runtime stream; its callback gets (msg, info)."""
+    def subscribe_sensor(self, msg_type, topic: str, to_values, stream: str,
+                         sensor_qos: bool = True) -> None:
+        """A runtime stream from topic: to_values(msg) -> (values, stamp_s), aged by DDS
+        arrival; sensor_qos (best effort, and counted in the observation age) or the
+        default QoS (an occasional stream such as a setpoint)."""
+        def callback(msg, info):
+            self._put(stream, *to_values(msg), info)
+        if not sensor_qos:
+            self.create_subscription(msg_type, topic, callback, 10)
+            return
         self._sensor_streams.append(stream)
         self._sensor_subs.append(
             self.create_subscription(msg_type, topic, callback, qos_profile_sensor_data))
+
+    def subscribe_command(self, msg_type, topic: str, to_values, stream: str) -> None:
+        """An operator stream without a stamp (a Twist): its arrival time is its stamp."""
+        def callback(msg, info):
+            received_s = ros_msgs.arrival_steady_s(info)
+            self._runtime.put(stream, Sample(to_values(msg), received_s, received_s))
+        self.create_subscription(msg_type, topic, callback, 10)
 
     def _observation_age_s(self) -> float | None:
         """Age of the oldest sensor sample this tick uses, by its header stamp [s].
@@ -158,20 +141,6 @@ class PolicyNode(Node):
             return None
         return max(now - s.stamp_s for s in samples)
 
-    def _on_joint_state(self, msg: JointState, info: dict) -> None:
-        """Joint positions [rad] and velocities [rad/s] by name (the runtime matches them)."""
-        self._put('joint_state', *ros_msgs.joint_state_to_values(msg), info)
-
-    def _on_imu_orientation(self, msg: Imu, info: dict) -> None:
-        """Base IMU: orientation [world<-base], gyro [rad/s; base]."""
-        self._put('imu', *ros_msgs.imu_orientation_to_values(msg), info)
-
-    def _on_cmd_vel(self, msg: Twist, info: dict) -> None:
-        """Operator velocity command; its arrival time doubles as its stamp (Twist has none)."""
-        received_s = ros_msgs.arrival_steady_s(info)
-        self._runtime.put('command', Sample(ros_msgs.twist_to_velocity_command(msg),
-                                            received_s, received_s))
-
     def _put(self, stream: str, values: dict, stamp_s: float, info: dict) -> None:
         """Hand a converted message to the runtime's store, timed by its DDS arrival.
 
@@ -181,18 +150,6 @@ class PolicyNode(Node):
         """
         self._runtime.put(stream, Sample(values, stamp_s, ros_msgs.arrival_steady_s(info)))
 
-    def _on_odom(self, msg: Odometry, info: dict) -> None:
-        """Odometry: pose [world], twist [body]."""
-        self._put('odom', *ros_msgs.odometry_to_values(msg), info)
-
-    def _on_imu(self, msg: Imu, info: dict) -> None:
-        """IMU: gyro [rad/s; body], specific force [m/s^2; body]."""
-        self._put('imu', *ros_msgs.imu_to_values(msg), info)
-
-    def _on_setpoint(self, msg: PointStamped, info: dict) -> None:
-        """Hover target [m; world]."""
-        self._put('setpoint', *ros_msgs.point_to_values(msg), info)
-
     # -- control loop -----------------------------------------------------------------
     def _on_tick(self) -> None:
         """One control tick: runtime step, command, state. Never blocks."""
@@ -200,28 +157,12 @@ class PolicyNode(Node):
         now_s = time.monotonic()
         result = self._runtime.step(now_s)
         self._stats.tick(now_s, result.inference_s, self._observation_age_s())
-        if self._interface != 'joint_position' or result.state != 'inactive':
-            self._publish_command(result.command)
+        self._io.publish(result.command, result.state)
         state = f'{result.state}:{result.reason}' if result.reason else result.state
         if state != self._state:
             self.get_logger().info(f'safety state {self._state or "start"} -> {state}')
             self._state = state
         self._state_pub.publish(String(data=state))
-
-    def _publish_command(self, command) -> None:
-        """The command (and, for joint robots, the kp / kd arrays on their topics)."""
-        self._cmd_pub.publish(self._command_msg(command))
-        n = getattr(self, '_n_joints', 0)
-        for i, pub in self._gain_pubs:   # kp (i = 1) or kd (i = 2) block of [q*, kp, kd]
-            pub.publish(ros_msgs.float64_array(command[i * n:(i + 1) * n]))
-
-    def _command_msg(self, command):
-        """The command in this node's message type."""
-        if self._interface == 'cmd_vel_legacy':
-            return ros_msgs.twist_from_command(command[0], command[1:4], self._max_collective_n)
-        if self._interface == 'joint_position':
-            return ros_msgs.float64_array(command[:self._n_joints])
-        return ros_msgs.float64_array(command)
 
     def _publish_diagnostics(self) -> None:
         """Loop timing and safety state on /diagnostics."""
@@ -232,10 +173,8 @@ class PolicyNode(Node):
             message=self._state or 'starting')
         status.values = [KeyValue(key=k, value=f'{v:.6g}') for k, v in figures.items()]
         status.values.append(KeyValue(key='safety_state', value=self._state))
-        odometry = getattr(self._runtime.profile, 'leg_odometry', None)
-        if odometry is not None:
-            status.values += [KeyValue(key=f'leg_odometry_v{axis}_m_s', value=f'{v:.4g}')
-                              for axis, v in zip('xyz', odometry.lin_vel_b)]
+        status.values += [KeyValue(key=key, value=f'{value:.4g}')
+                          for key, value in self._io.diagnostics().items()]
         msg = DiagnosticArray(status=[status])
         msg.header.stamp = self.get_clock().now().to_msg()
         self._diag_pub.publish(msg)

@@ -36,6 +36,7 @@ LAYERS = {
     'sim2real.robustness_report': 'app',
     'sim2real.deploy.runtime': 'deploy.runtime',
     'sim2real.deploy.robots': 'deploy.runtime',
+    'sim2real.deploy.ros_io': 'deploy',
     'sim2real.deploy.bridge': 'deploy.bridge',
     'sim2real.deploy': 'deploy',
     'sim2real.hil': 'hil',

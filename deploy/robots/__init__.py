@@ -41,3 +41,8 @@ def robot_module(name: str, part: str) -> ModuleType:
 def runtime_of(name: str):
     """The RobotRuntime of robot name (its runtime.RUNTIME)."""
     return robot_module(name, 'runtime').RUNTIME
+
+
+def ros_io_of(name: str):
+    """The ROS I/O factory of robot name (its ros_io.ROS_IO: (node, params) -> RobotIo)."""
+    return robot_module(name, 'ros_io').ROS_IO

@@ -1,0 +1,44 @@
+"""The quadrotor's ROS I/O: odometry, IMU and setpoint in; crazyswarm2's cmd_vel_legacy
+(geometry_msgs/Twist) or rotor speeds (std_msgs/Float64MultiArray) out."""
+
+from __future__ import annotations
+
+import numpy as np
+from geometry_msgs.msg import PointStamped, Twist
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import Imu
+from std_msgs.msg import Float64MultiArray
+
+from sim2real.deploy import ros_msgs
+
+
+class QuadrotorIo:
+    """Subscriptions and the command publisher of the quadrotor policy node."""
+
+    def __init__(self, node, params):
+        """odom, imu (sensor-data QoS) and setpoint in; the command on command_topic."""
+        node.subscribe_sensor(Odometry, params.odom_topic, ros_msgs.odometry_to_values, 'odom')
+        node.subscribe_sensor(Imu, params.imu_topic, ros_msgs.imu_to_values, 'imu')
+        node.subscribe_sensor(PointStamped, params.setpoint_topic, ros_msgs.point_to_values,
+                              'setpoint', sensor_qos=False)
+        self.legacy = params.command_interface == 'cmd_vel_legacy'
+        self.max_collective_n = float(
+            node.runtime.contract.action.params.get('max_collective_thrust_n', 0.0))
+        self.publisher = node.create_publisher(
+            Twist if self.legacy else Float64MultiArray, params.command_topic, 10)
+        self.command_topic = self.publisher.topic_name
+
+    def publish(self, command: np.ndarray, state: str) -> None:
+        """Every tick, motors off included (the firmware's command watchdog expects it)."""
+        if self.legacy:
+            msg = ros_msgs.twist_from_command(command[0], command[1:4], self.max_collective_n)
+        else:
+            msg = ros_msgs.float64_array(command)
+        self.publisher.publish(msg)
+
+    def diagnostics(self) -> dict[str, float]:
+        """Nothing beyond the node's."""
+        return {}
+
+
+ROS_IO = QuadrotorIo

@@ -1,0 +1,30 @@
+"""The quadruped's ROS I/O: the joint chain's topics, the base IMU, the operator's cmd_vel,
+and the leg-odometry base velocity on /diagnostics."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sim2real.deploy.ros_io import JointTargetsIo, subscribe_base_imu, subscribe_velocity_command
+from sim2real.deploy.runtime.parts import LegOdometryPart
+
+
+class QuadrupedIo(JointTargetsIo):
+    """Joint states, base IMU and velocity command in; position targets (and gains) out."""
+
+    def __init__(self, node, params):
+        """Subscribe and create publishers (see the parts)."""
+        super().__init__(node, params)
+        subscribe_base_imu(node, params)
+        subscribe_velocity_command(node, params)
+        self.odometry = node.runtime.profile.part(LegOdometryPart).odometry
+
+    def diagnostics(self) -> dict[str, float]:
+        """The leg-odometry base velocity (base frame), when the contract names the feet."""
+        if self.odometry is None:
+            return {}
+        return {f'leg_odometry_v{axis}_m_s': float(v)
+                for axis, v in zip('xyz', np.asarray(self.odometry.lin_vel_b))}
+
+
+ROS_IO = QuadrupedIo
