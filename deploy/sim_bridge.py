@@ -1,9 +1,11 @@
 """HIL bridge node ``sim_bridge``: the MuJoCo robot behind the real driver's topics.
 
-The ``robot`` parameter picks the simulation: 'quadrotor' (QuadrotorSim: odom + imu, commands
-as cmd_vel_legacy or rotor speeds) or 'quadruped' (QuadrupedSim: joint_states + imu with
-orientation, Float64MultiArray position targets of a forward position controller, optional
-kp / kd arrays). The parameters each declares are QUADROTOR_DEFAULTS / QUADRUPED_DEFAULTS.
+The ``robot`` parameter looks the robot's twin up in ``sim2real.deploy.robots``: its
+simulation, parameters and streams (``bridge.BRIDGE``) and its topics (``bridge_io``; the
+quadrotor's: odom + imu out, cmd_vel_legacy or rotor speeds in; the quadruped's:
+joint_states + imu with orientation out, Float64MultiArray position targets of a forward
+position controller and optional kp / kd arrays in). The node declares the robot's
+parameters beside the common ones (``deploy/bridge/params.py``).
 
 One thread: step the physics up to wall time on the steady clock (catching up when late),
 sample the sensor streams at their rates through the FaultInjector, publish what it releases, and
@@ -24,7 +26,6 @@ import json
 import math
 import time
 
-from geometry_msgs.msg import Twist
 from nav_msgs.msg import Odometry
 import numpy as np
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
@@ -33,20 +34,16 @@ from rclpy.exceptions import InvalidParameterTypeException
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import qos_profile_sensor_data
 from rclpy.signals import SignalHandlerOptions
-from sensor_msgs.msg import Imu, JointState
-from std_msgs.msg import Float64MultiArray, String
+from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
 from sim2real.deploy import ros_msgs
 from sim2real.deploy.bridge.faults import FaultCfg, FaultError, FaultInjector
-from sim2real.assets import resolve_urdf
 from sim2real.deploy.bridge.params import (
-    declared_parameters, parse_robot_faults, ROBOT_STREAMS, validate)
-from sim2real.deploy.bridge.quadrotor_sim import QuadrotorSim
-from sim2real.deploy.bridge.quadruped_sim import PUBLISHED_ORDER, QuadrupedSim
+    bridge_of, declared_parameters, parse_robot_faults, validate)
 from sim2real.deploy.node_params import check_overrides
+from sim2real.deploy.robots import bridge_io_of
 
 MAX_CATCH_UP_S = 0.1
 """Further behind wall time than this, the physics skips ahead (logged) instead of racing."""
@@ -72,21 +69,21 @@ class SimBridge(Node):
         p = {name: self.get_parameter(name).value for name in defaults}
         validate(p)
         self.p = p
-        self.streams = ROBOT_STREAMS[robot]
+        self.streams = bridge_of(robot).streams
         self.faults = FaultInjector(FaultCfg(
             p['fault_drop_probability'], p['fault_delay_s'], p['fault_delay_jitter_s'],
             p['fault_spike_s']), streams=self.streams, seed=p['seed'])
         self._gt_pub = self.create_publisher(Odometry, '~/ground_truth', 10)
         self._events_pub = self.create_publisher(String, '~/events', 50)
         self._command_subs = []
-        if robot == 'quadruped':
-            self._setup_quadruped(p)
-        else:
-            self._setup_quadrotor(p)
+        self.discarded_commands = 0
+        self.sim = bridge_of(robot).make_sim(p)
+        self._io = bridge_io_of(robot)(self, p, self.sim)
+        self._pubs, self._makers = self._io.publishers, self._io.makers
+        self.get_logger().info(self._io.description)
         self.create_service(Trigger, '~/reset', self._on_reset)
         self.add_on_set_parameters_callback(self._check_params)
         self.add_post_set_parameters_callback(self._apply_params)
-        self.discarded_commands = 0
         self._skipped_steps = self._steps = 0
         self._max_lag_s = 0.0
         self._last_report_s = time.monotonic()
@@ -95,47 +92,6 @@ class SimBridge(Node):
         self._awaiting_effect = ''
         self._restart(time.monotonic())
         self.faults.set_active(p['active_faults'], time.monotonic())
-
-    def _setup_quadrotor(self, p: dict) -> None:
-        """QuadrotorSim, odom + imu publishers, cmd_vel_legacy or rotor-speed commands."""
-        self.sim = QuadrotorSim(
-            resolve_urdf(p['urdf_file']), p['physics_rate_hz'], p['start_pos_m'],
-            p['hold_until_thrust_fraction'], p['command_timeout_s'],
-            p['imu_gyro_noise_std_rad_s'], p['seed'])
-        self._pubs = {
-            'odom': self.create_publisher(Odometry, p['odom_topic'], qos_profile_sensor_data),
-            'imu': self.create_publisher(Imu, p['imu_topic'], qos_profile_sensor_data)}
-        self._makers = {'odom': ros_msgs.make_odometry, 'imu': ros_msgs.make_imu}
-        if p['command_interface'] == 'cmd_vel_legacy':
-            self._subscribe_command(Twist, p['command_topic'], self._on_twist)
-        else:
-            self._subscribe_command(Float64MultiArray, p['command_topic'], self._on_speeds)
-        self.get_logger().info(
-            f'quadrotor at {p["start_pos_m"]} held until {p["hold_until_thrust_fraction"]} x '
-            f'hover ({self.sim.hover_thrust_n:.4f} N); physics {p["physics_rate_hz"]} Hz, '
-            f'odom {p["odom_rate_hz"]} Hz, imu {p["imu_rate_hz"]} Hz')
-
-    def _setup_quadruped(self, p: dict) -> None:
-        """QuadrupedSim, joint_states + imu publishers, position targets and optional gains."""
-        self.sim = QuadrupedSim(
-            resolve_urdf(p['urdf_file']), p['physics_rate_hz'], tuple(p['kp']), tuple(p['kd']),
-            p['damping_kd'], p['command_timeout_s'], p['imu_gyro_noise_std_rad_s'], p['seed'])
-        self._pubs = {
-            'joint_states': self.create_publisher(JointState, p['joint_state_topic'],
-                                                  qos_profile_sensor_data),
-            'imu': self.create_publisher(Imu, p['imu_topic'], qos_profile_sensor_data)}
-        self._makers = {'joint_states': _make_joint_state,
-                        'imu': ros_msgs.make_imu_with_orientation}
-        self._subscribe_command(Float64MultiArray, p['command_topic'], self._on_targets)
-        for kind in ('kp', 'kd'):
-            if p[f'{kind}_command_topic']:
-                self._subscribe_command(
-                    Float64MultiArray, p[f'{kind}_command_topic'],
-                    lambda msg, info, kind=kind: self._on_gains(kind, msg, info))
-        self.get_logger().info(
-            f'quadruped standing at the default pose, PD holding it; physics '
-            f'{p["physics_rate_hz"]} Hz, joint_states {p["joint_states_rate_hz"]} Hz, imu '
-            f'{p["imu_rate_hz"]} Hz; targets on {p["command_topic"]}')
 
     def _restart(self, now_s: float) -> None:
         """(Re)start the physics clock, the sampling deadlines and the fault schedule."""
@@ -242,45 +198,17 @@ class SimBridge(Node):
         wall_s = time.monotonic() - self._started_s
         return (self._steps - self._steps_at_start) * self.sim.dt_s / max(wall_s, 1e-9)
 
-    def _subscribe_command(self, msg_type, topic: str, callback) -> None:
+    def subscribe_command(self, msg_type, topic: str, callback) -> None:
         """A command subscription (depth 10); its callback gets (msg, message info)."""
         self._command_subs.append(self.create_subscription(msg_type, topic, callback, 10))
 
-    def _on_twist(self, msg: Twist, info: dict) -> None:
-        """cmd_vel_legacy -> [thrust N, body rates rad/s] unless commands are being lost."""
-        thrust_n, rates = ros_msgs.command_from_twist(msg, self.sim.max_collective_thrust_n)
-        self._command('thrust_body_rates', [thrust_n, *rates], ros_msgs.arrival_steady_s(info))
-
-    def _on_speeds(self, msg: Float64MultiArray, info: dict) -> None:
-        """Rotor speeds [rad/s], URDF rotor order."""
-        speeds = ros_msgs.from_float64_array(msg)
-        if speeds.shape != (4,):
-            self.get_logger().warning(f'rotor speed command of size {speeds.size}, expected 4')
-            return
-        self._command('rotor_speeds', speeds, ros_msgs.arrival_steady_s(info))
-
-    def _on_targets(self, msg: Float64MultiArray, info: dict) -> None:
-        """Quadruped joint position targets [rad], contract (JOINT_ORDER) order."""
-        now_s = ros_msgs.arrival_steady_s(info)
+    def apply_command(self, apply, now_s: float, refused: str) -> None:
+        """Call apply() for a command that arrived at now_s unless command_loss is active;
+        warn (throttled) when it refuses the command (returns False)."""
         if not self.faults.commands_allowed(now_s):
             self.discarded_commands += 1
-        elif not self.sim.set_targets(ros_msgs.from_float64_array(msg), now_s):
-            self.get_logger().warning('non-finite or mis-sized targets refused',
-                                      throttle_duration_sec=1.0)
-
-    def _on_gains(self, kind: str, msg: Float64MultiArray, info: dict) -> None:
-        """Quadruped kp [N m/rad] or kd [N m s/rad] per joint (JOINT_ORDER)."""
-        if not self.faults.commands_allowed(ros_msgs.arrival_steady_s(info)):
-            self.discarded_commands += 1
-        elif not self.sim.set_gains(kind, ros_msgs.from_float64_array(msg)):
-            self.get_logger().warning(f'invalid {kind} refused', throttle_duration_sec=1.0)
-
-    def _command(self, kind: str, values, now_s: float) -> None:
-        """Apply a command (arrived at now_s) unless command_loss is active; refuse NaN."""
-        if not self.faults.commands_allowed(now_s):
-            self.discarded_commands += 1
-        elif not self.sim.set_command(kind, values, now_s):
-            self.get_logger().warning('non-finite command refused', throttle_duration_sec=1.0)
+        elif not apply():
+            self.get_logger().warning(f'{refused} refused', throttle_duration_sec=1.0)
 
     def _on_reset(self, request, response):
         """Vehicle back to the start pose, held; faults cleared; schedule restarted."""
@@ -290,9 +218,7 @@ class SimBridge(Node):
         self._restart(now_s)
         self.set_parameters([Parameter('active_faults', value='')])
         response.success = True
-        response.message = ('reset to the standing pose, faults cleared'
-                            if self.p['robot'] == 'quadruped'
-                            else 'reset to start_pos_m, held, faults cleared')
+        response.message = self._io.reset_message
         return response
 
     def _check_params(self, params) -> SetParametersResult:
@@ -310,12 +236,6 @@ class SimBridge(Node):
         for param in params:
             if param.name == 'active_faults':
                 self.faults.set_active(param.value, time.monotonic())
-
-
-def _make_joint_state(values: dict, stamp_s: float) -> JointState:
-    """JointState of QuadrupedSim.joint_states() values (PUBLISHED_ORDER names)."""
-    return ros_msgs.make_joint_state(PUBLISHED_ORDER, values['pos_rad'], values['vel_rad_s'],
-                                     values['effort_nm'], stamp_s)
 
 
 def main(args=None) -> None:

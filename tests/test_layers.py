@@ -46,7 +46,8 @@ LAYERS = {
 ROBOT_PARTS."""
 
 ROBOT_PARTS = {'params': 'deploy.runtime', 'profile': 'deploy.runtime',
-               'runtime': 'deploy.runtime', 'bridge': 'deploy.bridge', 'ros_io': 'deploy',
+               'runtime': 'deploy.runtime', 'bridge_sim': 'deploy.bridge',
+               'bridge': 'deploy.bridge', 'ros_io': 'deploy', 'bridge_io': 'deploy',
                'hil': 'hil'}
 """Module of a robot's deploy folder (sim2real.deploy.robots.<robot>.<module>) -> its layer:
 one folder per robot, each module on the side that runs it."""

@@ -1,28 +1,23 @@
 """sim_bridge parameters: the declared defaults per robot and their validation (ROS-free).
 
-QUADROTOR_DEFAULTS / QUADRUPED_DEFAULTS are what the node declares (typed by their default
-values); ``validate`` names the first invalid parameter; fault names are checked against the
-sensor streams the robot has.
+A robot's folder declares its twin (``bridge.BRIDGE``, a RobotBridge): its own parameters,
+its sensor streams, their checks and its simulation. The node declares those beside
+COMMON_DEFAULTS (typed by their default values); ``validate`` names the first invalid
+parameter; fault names are checked against the sensor streams the robot has.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
 from sim2real.deploy.bridge.faults import (
     FAULT_NAMES, FaultError, parse_fault_list, parse_schedule)
+from sim2real.deploy.robots import robot_module
 
-QUADROTOR_DEFAULTS = {
-    'robot': 'quadrotor',
-    'urdf_file': 'quadrotor',
+COMMON_DEFAULTS = {
     'physics_rate_hz': 500.0,
-    'odom_rate_hz': 200.0,
-    'imu_rate_hz': 500.0,
     'ground_truth_rate_hz': 100.0,
-    'command_interface': 'cmd_vel_legacy',
-    'odom_topic': 'odom',
-    'imu_topic': 'imu',
-    'command_topic': 'cmd_vel_legacy',
-    'start_pos_m': [0.0, 0.0, 1.5],
-    'hold_until_thrust_fraction': 0.9,
     'command_timeout_s': 0.1,
     'imu_gyro_noise_std_rad_s': 0.0,
     'seed': 0,
@@ -33,39 +28,41 @@ QUADROTOR_DEFAULTS = {
     'fault_delay_jitter_s': 0.005,
     'fault_spike_s': 0.2,
 }
-DEFAULTS = QUADROTOR_DEFAULTS
-_FAULT_DEFAULTS = {k: v for k, v in QUADROTOR_DEFAULTS.items()
-                   if k.startswith('fault_') or k in ('active_faults', 'seed')}
-QUADRUPED_DEFAULTS = {
-    'robot': 'quadruped',
-    'urdf_file': 'quadruped',
-    'physics_rate_hz': 500.0,
-    'joint_states_rate_hz': 500.0,
-    'imu_rate_hz': 500.0,
-    'ground_truth_rate_hz': 100.0,
-    'joint_state_topic': 'joint_states',
-    'imu_topic': 'imu',
-    'command_topic': 'joint_group_position_controller/commands',
-    'kp_command_topic': '',
-    'kd_command_topic': '',
-    'kp': [20.0] * 12,
-    'kd': [0.5] * 12,
-    'damping_kd': 1.0,
-    'command_timeout_s': 0.1,
-    'imu_gyro_noise_std_rad_s': 0.0,
-    **_FAULT_DEFAULTS,
-}
-ROBOT_STREAMS = {'quadrotor': ('imu', 'odom'), 'quadruped': ('joint_states', 'imu')}
+"""What every robot's bridge declares: physics, ground truth, the command watchdog, noise
+and the fault injector's parameters."""
+
+
+@dataclass(frozen=True)
+class RobotBridge:
+    """A robot's simulated twin, as the bridge node runs it (ROS-free)."""
+
+    defaults: dict
+    """The robot's own parameters and their defaults (robot, urdf_file, topics, rates of
+    its streams as '<stream>_rate_hz'), declared beside COMMON_DEFAULTS."""
+    streams: tuple[str, ...]
+    """Its sensor streams, as the fault injector names them."""
+    checks: Callable[[dict], list]
+    """checks(p) -> [(name, ok, why)] of its own parameters."""
+    make_sim: Callable[[dict], object]
+    """The simulation for the parameters p (step, reset, the stream methods, ...)."""
+
+
+def bridge_of(robot: str) -> RobotBridge:
+    """The registered robot's bridge; ValueError listing the robots."""
+    try:
+        return robot_module(robot, 'bridge').BRIDGE
+    except KeyError as exc:
+        raise ValueError(f'sim_bridge parameter robot={robot!r}: {exc.args[0]}') from None
 
 
 def declared_parameters(robot: str = 'quadrotor') -> dict:
     """Names and defaults of every parameter the bridge declares for a robot."""
-    return dict(QUADRUPED_DEFAULTS if robot == 'quadruped' else QUADROTOR_DEFAULTS)
+    return {**COMMON_DEFAULTS, **bridge_of(robot).defaults}
 
 
 def fault_names(robot: str) -> tuple[str, ...]:
     """The fault names a robot's bridge accepts (faults of its own sensor streams)."""
-    streams = ROBOT_STREAMS.get(robot, ())
+    streams = bridge_of(robot).streams
     return tuple(n for n in FAULT_NAMES if not n.startswith(('frozen_', 'nan_'))
                  or n.split('_', 1)[1] in streams)
 
@@ -83,18 +80,10 @@ def parse_robot_faults(robot: str, text: str) -> tuple[str, ...]:
 def validate(p: dict) -> None:
     """Raise ValueError naming the first invalid parameter."""
     robot = p['robot']
-    streams = ROBOT_STREAMS.get(robot, ())
-    if robot == 'quadruped':
-        specific = [(k, len(p[k]) == 12 and min(p[k]) >= 0, 'must be 12 values >= 0')
-                    for k in ('kp', 'kd')] + [('damping_kd', p['damping_kd'] >= 0, 'must be >= 0')]
-    else:
-        specific = [
-            ('command_interface', p['command_interface'] in ('cmd_vel_legacy', 'rotor_speeds'),
-             "must be 'cmd_vel_legacy' or 'rotor_speeds'"),
-            ('start_pos_m', len(p['start_pos_m']) == 3, 'must have 3 elements')]
+    bridge = bridge_of(robot)
+    streams = bridge.streams
     checks = [
-        ('robot', robot in ROBOT_STREAMS, f'must be one of {sorted(ROBOT_STREAMS)}'),
-        *specific,
+        *bridge.checks(p),
         ('physics_rate_hz', p['physics_rate_hz'] > 0, 'must be > 0'),
         ('command_timeout_s', p['command_timeout_s'] > 0, 'must be > 0'),
         ('fault_drop_probability', 0 <= p['fault_drop_probability'] <= 1, 'must be in [0, 1]'),

@@ -1,9 +1,11 @@
 """The deploy-side robot registry: robot name -> the folder holding everything of that robot.
 
-A robot's folder `deploy/robots/<robot>/` holds, one module per side: ``params.py`` (node
-parameters), ``runtime.py`` (``RUNTIME``: its profile and checks, ROS-free). Shared modules
-look a robot up here by name and never branch on it. Modules are imported when first asked
-for, so a side loads only what it runs.
+A robot's folder `deploy/robots/<robot>/` holds, one module per side: ``params.py`` and
+``profile.py`` (node parameters, runtime profile), ``runtime.py`` (``RUNTIME``: ROS-free),
+``ros_io.py`` (``ROS_IO``: the policy node's topics), ``bridge_sim.py`` and ``bridge.py``
+(``BRIDGE``: its simulated twin, ROS-free), ``bridge_io.py`` (``BRIDGE_IO``: the twin's
+topics in the bridge node). Shared modules look a robot up here by name and never branch on
+it. Modules are imported when first asked for, so a side loads only what it runs.
 """
 
 from __future__ import annotations
@@ -46,3 +48,8 @@ def runtime_of(name: str):
 def ros_io_of(name: str):
     """The ROS I/O factory of robot name (its ros_io.ROS_IO: (node, params) -> RobotIo)."""
     return robot_module(name, 'ros_io').ROS_IO
+
+
+def bridge_io_of(name: str):
+    """The bridge node's I/O factory of robot name (its bridge_io.BRIDGE_IO: (node, p, sim))."""
+    return robot_module(name, 'bridge_io').BRIDGE_IO

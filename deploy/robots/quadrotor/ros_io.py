@@ -1,11 +1,11 @@
-"""The quadrotor's ROS I/O: odometry, IMU and setpoint in; crazyswarm2's cmd_vel_legacy
-(geometry_msgs/Twist) or rotor speeds (std_msgs/Float64MultiArray) out."""
+"""The quadrotor's ROS I/O in the policy node: odometry, IMU and setpoint in; crazyswarm2's
+cmd_vel_legacy (geometry_msgs/Twist) or rotor speeds (std_msgs/Float64MultiArray) out."""
 
 from __future__ import annotations
 
-import numpy as np
 from geometry_msgs.msg import PointStamped, Twist
 from nav_msgs.msg import Odometry
+import numpy as np
 from sensor_msgs.msg import Imu
 from std_msgs.msg import Float64MultiArray
 

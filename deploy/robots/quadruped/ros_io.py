@@ -1,5 +1,5 @@
-"""The quadruped's ROS I/O: the joint chain's topics, the base IMU, the operator's cmd_vel,
-and the leg-odometry base velocity on /diagnostics."""
+"""The quadruped's ROS I/O in the policy node: the joint chain's topics, the base IMU, the
+operator's cmd_vel, and the leg-odometry base velocity on /diagnostics."""
 
 from __future__ import annotations
 

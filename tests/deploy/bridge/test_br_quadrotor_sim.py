@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from sim2real.assets import urdf_path
-from sim2real.deploy.bridge.quadrotor_sim import QuadrotorSim
+from sim2real.deploy.robots.quadrotor.bridge_sim import QuadrotorSim
 
 DT_S = 0.002   # 500 Hz
 

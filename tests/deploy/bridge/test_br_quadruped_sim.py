@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from sim2real.assets import urdf_path
-from sim2real.deploy.bridge.quadruped_sim import JOINT_ORDER, PUBLISHED_ORDER, QuadrupedSim
+from sim2real.deploy.robots.quadruped.bridge_sim import JOINT_ORDER, PUBLISHED_ORDER, QuadrupedSim
 
 
 @pytest.fixture(scope='module')

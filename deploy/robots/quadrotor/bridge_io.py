@@ -1,0 +1,56 @@
+"""The quadrotor's twin in the bridge node: odometry and IMU out, cmd_vel_legacy (Twist)
+or rotor speeds (Float64MultiArray) in."""
+
+from __future__ import annotations
+
+from geometry_msgs.msg import Twist
+from nav_msgs.msg import Odometry
+from rclpy.qos import qos_profile_sensor_data
+from sensor_msgs.msg import Imu
+from std_msgs.msg import Float64MultiArray
+
+from sim2real.deploy import ros_msgs
+
+
+class QuadrotorBridgeIo:
+    """The twin's side of the bridge node: odom and imu out, the command in."""
+
+    reset_message = 'reset to start_pos_m, held, faults cleared'
+
+    def __init__(self, node, p: dict, sim):
+        """Publishers of the streams; cmd_vel_legacy or rotor-speed commands."""
+        self.node, self.sim = node, sim
+        self.publishers = {
+            'odom': node.create_publisher(Odometry, p['odom_topic'], qos_profile_sensor_data),
+            'imu': node.create_publisher(Imu, p['imu_topic'], qos_profile_sensor_data)}
+        self.makers = {'odom': ros_msgs.make_odometry, 'imu': ros_msgs.make_imu}
+        if p['command_interface'] == 'cmd_vel_legacy':
+            node.subscribe_command(Twist, p['command_topic'], self._on_twist)
+        else:
+            node.subscribe_command(Float64MultiArray, p['command_topic'], self._on_speeds)
+        self.description = (
+            f'quadrotor at {p["start_pos_m"]} held until {p["hold_until_thrust_fraction"]} x '
+            f'hover ({sim.hover_thrust_n:.4f} N); physics {p["physics_rate_hz"]} Hz, '
+            f'odom {p["odom_rate_hz"]} Hz, imu {p["imu_rate_hz"]} Hz')
+
+    def _on_twist(self, msg: Twist, info: dict) -> None:
+        """cmd_vel_legacy -> [thrust N, body rates rad/s]."""
+        thrust_n, rates = ros_msgs.command_from_twist(msg, self.sim.max_collective_thrust_n)
+        now_s = ros_msgs.arrival_steady_s(info)
+        self.node.apply_command(
+            lambda: self.sim.set_command('thrust_body_rates', [thrust_n, *rates], now_s),
+            now_s, 'non-finite command')
+
+    def _on_speeds(self, msg: Float64MultiArray, info: dict) -> None:
+        """Rotor speeds [rad/s], URDF rotor order."""
+        speeds = ros_msgs.from_float64_array(msg)
+        if speeds.shape != (4,):
+            self.node.get_logger().warning(
+                f'rotor speed command of size {speeds.size}, expected 4')
+            return
+        now_s = ros_msgs.arrival_steady_s(info)
+        self.node.apply_command(lambda: self.sim.set_command('rotor_speeds', speeds, now_s),
+                                now_s, 'non-finite command')
+
+
+BRIDGE_IO = QuadrotorBridgeIo
