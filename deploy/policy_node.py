@@ -53,12 +53,12 @@ _LEVELS = {'inactive': DiagnosticStatus.OK, 'soft_start': DiagnosticStatus.OK,
            'active': DiagnosticStatus.OK, 'fallback': DiagnosticStatus.ERROR}
 
 
-def declared_parameters(robot: str = 'quadrotor') -> dict:
+def declared_parameters(robot: str) -> dict:
     """Names and defaults of every parameter the node declares for a robot class."""
     return dict(parameter_defaults(robot))
 
 
-def parameter_types(robot: str = 'quadrotor') -> dict[str, Parameter.Type]:
+def parameter_types(robot: str) -> dict[str, Parameter.Type]:
     """The ROS type of each list parameter (ROS cannot infer an empty list's type)."""
     hints = typing.get_type_hints(params_class('policy_node', robot))
     return {name: (Parameter.Type.STRING_ARRAY if hint == list[str]
@@ -72,7 +72,7 @@ class PolicyNode(Node):
     def __init__(self):
         """Declare parameters, build the runtime (refusing any contract mismatch), wire topics."""
         super().__init__(NODE_NAME)
-        robot = self.declare_parameter('robot', 'quadrotor').value
+        robot = self.declare_parameter('robot', '').value   # required: a registered robot
         values = self._declare_all(declared_parameters(robot))
         self._runtime = self.runtime = Runtime.from_values(values)
         params = self._runtime.params

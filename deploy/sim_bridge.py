@@ -58,8 +58,8 @@ class SimBridge(Node):
     def __init__(self):
         """Declare and check the parameters, build the sim, the faults and the interfaces."""
         super().__init__('sim_bridge')
-        robot = self.declare_parameter('robot', 'quadrotor', ParameterDescriptor(
-            read_only=True)).value
+        robot = self.declare_parameter('robot', '', ParameterDescriptor(
+            read_only=True)).value   # required: a registered robot
         defaults = declared_parameters(robot)
         for name, default in defaults.items():
             if name != 'robot':

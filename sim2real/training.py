@@ -103,10 +103,15 @@ def resolve_train_cfg(defaults: TrainCfg, sets: Sequence[str]) -> TrainCfg:
     return cfg
 
 
-def check_sets(task: str, sets: Sequence[str], action: str | None = None) -> None:
-    """Refuse, before anything is built or written, overrides that name no field of the
-    task's env, training or PPO config or carry a value of the wrong type."""
-    resolve_train_cfg(get_task(task).train, sets)
+def check_request(task: str, sets: Sequence[str], action: str | None = None) -> None:
+    """Refuse, before anything is built or written, an action the task does not have, and
+    overrides that name no field of its env, training or PPO config or carry a value of the
+    wrong type."""
+    spec = get_task(task)
+    if action is not None and action not in spec.actions:
+        raise ValueError(f'task "{task}" has no action "{action}"; its actions: '
+                         f'{", ".join(spec.actions)}')
+    resolve_train_cfg(spec.train, sets)
     options = {} if action is None else {'action': action}
     apply_overrides({'env': make_env_cfg(task, **options)},
                     split_by_root(sets, OVERRIDE_ROOTS)['env'])

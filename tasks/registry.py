@@ -32,6 +32,8 @@ class TaskSpec:
     """Floors per kind of point (POINT_KINDS); 'kind:parameter' (e.g.
     'past_edge:action_delay_ticks') replaces them for the points that pin only that
     parameter. A kind without floors always passes."""
+    actions: tuple[str, ...] = ()
+    """Action interfaces env_cfg(action=...) builds, the default first."""
 
     def __post_init__(self):
         """Only known kinds of points ('kind' or 'kind:parameter' for one parameter's)."""

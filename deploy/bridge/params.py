@@ -55,7 +55,7 @@ def bridge_of(robot: str) -> RobotBridge:
         raise ValueError(f'sim_bridge parameter robot={robot!r}: {exc.args[0]}') from None
 
 
-def declared_parameters(robot: str = 'quadrotor') -> dict:
+def declared_parameters(robot: str) -> dict:
     """Names and defaults of every parameter the bridge declares for a robot."""
     return {**COMMON_DEFAULTS, **bridge_of(robot).defaults}
 

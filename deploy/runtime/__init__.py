@@ -6,7 +6,7 @@ publishes StepResult.command; time is injected, so everything here is tested wit
 
 from sim2real.contract import ContractError
 from sim2real.deploy.runtime.params import (
-    JointParams, load_params, parameter_defaults, ParamError, SimBridgeParams)
+    JointParams, load_params, parameter_defaults, ParamError)
 from sim2real.deploy.runtime.policy import PolicyRunner, read_policy_contract
 from sim2real.deploy.runtime.runtime import Runtime, StepResult
 from sim2real.deploy.runtime.sensors import Sample, SensorStore, Watchdog
@@ -14,5 +14,5 @@ from sim2real.deploy.runtime.sensors import Sample, SensorStore, Watchdog
 __all__ = [
     'ContractError', 'JointParams', 'load_params', 'parameter_defaults', 'ParamError',
     'PolicyRunner', 'read_policy_contract', 'Runtime', 'Sample',
-    'SensorStore', 'SimBridgeParams', 'StepResult', 'Watchdog',
+    'SensorStore', 'StepResult', 'Watchdog',
 ]

@@ -1,10 +1,10 @@
 """Typed node parameters read from a ROS 2 parameter YAML; unknown keys and wrong types rejected.
 
 The file holds one section per node, ``<node_name>: {ros__parameters: {...}}``. The policy
-node's section selects its dataclass by ``robot``, from the robot registry
-(`sim2real.deploy.robots`: each robot's runtime entry names its params class). The
-'sim_bridge' section reads into SimBridgeParams. A list field with ``metadata={'length': n}``
-must hold n values.
+node's section selects its dataclass by ``robot`` (required), from the robot registry
+(`sim2real.deploy.robots`: each robot's runtime entry names its params class). A list field
+with ``metadata={'length': n}`` must hold n values. (The bridge's section is checked by
+`sim2real.deploy.bridge.params`.)
 """
 
 from __future__ import annotations
@@ -83,57 +83,11 @@ class JointParams:
     """Period of /diagnostics messages [s]."""
 
 
-@dataclass
-class SimBridgeParams:
-    """Parameters of the HIL sim bridge node (section sim_bridge)."""
-
-    robot: str = 'quadrotor'
-    """Robot profile."""
-    urdf_file: str = 'quadrotor'
-    """Name under urdf/ or a path."""
-    physics_rate_hz: float = 500.0
-    """Physics rate [Hz]."""
-    odom_rate_hz: float = 200.0
-    """Odometry publish rate [Hz]."""
-    imu_rate_hz: float = 500.0
-    """IMU publish rate [Hz]."""
-    command_interface: str = 'cmd_vel_legacy'
-    """'cmd_vel_legacy' or 'rotor_speeds'."""
-    odom_topic: str = 'odom'
-    """Odometry topic."""
-    imu_topic: str = 'imu'
-    """IMU topic."""
-    command_topic: str = 'cmd_vel_legacy'
-    """Command topic."""
-    start_pos_m: list[float] = field(default_factory=lambda: [0.0, 0.0, 1.5],
-                                     metadata={'length': 3})
-    """Start (and reset) position [m; world frame]."""
-    hold_until_thrust_fraction: float = 0.9
-    """Hand launch: held still until thrust >= this fraction of hover thrust."""
-    command_timeout_s: float = 0.1
-    """Firmware-style watchdog on incoming commands [s]."""
-    imu_gyro_noise_std_rad_s: float = 0.0
-    """Gyro noise standard deviation [rad/s]."""
-    seed: int = 0
-    """Seed of the noise and fault generators."""
-    fault_schedule: str = ''
-    """'name@start_s+duration_s;...' from start/reset."""
-    active_faults: str = ''
-    """Comma list of faults active now (settable at run time)."""
-    fault_drop_probability: float = 0.3
-    """Probability of dropping each sensor message under 'drop'."""
-    fault_delay_s: float = 0.01
-    """Fixed part of the 'delay' fault [s]."""
-    fault_delay_jitter_s: float = 0.005
-    """Uniform jitter added to the 'delay' fault [s]."""
-    fault_spike_s: float = 0.2
-    """Hold time of the 'latency_spike' fault [s]."""
-
-
 def params_class(node_name: str, robot: str) -> type:
-    """The dataclass of a node's section: the bridge's, or the registered robot's."""
-    if node_name == 'sim_bridge':
-        return SimBridgeParams
+    """The dataclass of the policy node's section for a registered robot."""
+    if node_name != 'policy_node':
+        raise ParamError(f'{node_name}: only the policy node has typed parameters here; the '
+                         'bridge checks its own (sim2real.deploy.bridge.params)')
     from sim2real.deploy.robots import runtime_of
     try:
         return runtime_of(robot).params_cls
@@ -141,7 +95,7 @@ def params_class(node_name: str, robot: str) -> type:
         raise ParamError(f'parameter "robot": {exc.args[0]}') from None
 
 
-def parameter_defaults(robot: str = 'quadrotor', node_name: str = 'policy_node') -> dict:
+def parameter_defaults(robot: str, node_name: str = 'policy_node') -> dict:
     """Every parameter name of a node's section with its default (lists copied)."""
     return dataclasses.asdict(params_class(node_name, robot)(robot=robot))
 
@@ -163,7 +117,7 @@ def load_params(path: str | Path, node_name: str = 'policy_node',
 
 def params_from_dict(values: dict, node_name: str = 'policy_node'):
     """Typed params from a flat dict; names the unknown or mistyped key."""
-    robot = values.get('robot', 'quadrotor')
+    robot = values.get('robot', '')
     cls = params_class(node_name, robot)
     fields = {f.name: f for f in dataclasses.fields(cls)}
     hints = typing.get_type_hints(cls)

@@ -15,16 +15,17 @@ def _cmd_tasks(args: argparse.Namespace) -> int:
     """List registered tasks."""
     from sim2real.tasks import get_task, task_names
     for name in task_names():
-        sys.stdout.write(f'{name:24s} {get_task(name).description}\n')
+        spec = get_task(name)
+        sys.stdout.write(f'{name:24s} {spec.description} (actions: {", ".join(spec.actions)})\n')
     return 0
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
     """Train a task into a run directory."""
-    from sim2real.training import check_sets, train, TrainArgs
+    from sim2real.training import check_request, train, TrainArgs
     from sim2real.tasks import get_task
     get_task(args.task)
-    check_sets(args.task, args.set, args.action)
+    check_request(args.task, args.set, args.action)
     train_args = TrainArgs(task=args.task, seed=args.seed, num_envs=args.num_envs,
                            max_iterations=args.max_iterations, max_seconds=args.max_seconds,
                            save_interval=args.save_interval,
@@ -152,12 +153,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--resume', action='store_true', help='continue from the last checkpoint')
     p.add_argument('--init-from', default=None, metavar='RUN_DIR_OR_CHECKPOINT',
                    help='start the policy (actor, action std, observation normalizer) from '
-                        'that of another run, e.g. quadruped-rough from a quadruped-flat run; '
+                        'that of another run, e.g. a rough-terrain task from a flat-ground run; '
                         'the critic starts fresh')
     p.add_argument('--action', default=None,
-                   choices=['thrust_body_rates', 'rotor_speeds', 'joint_position_offset'],
-                   help='action interface, default per task (quadrotor: thrust_body_rates '
-                        'or rotor_speeds; quadruped: joint_position_offset)')
+                   help='action interface (default: the first of the task; `sim2real tasks` '
+                        'lists them)')
     p.add_argument('--threads', type=int, default=0, help='simulation threads (0: all CPUs)')
     p.add_argument('--set', action='append', default=[], metavar='CONFIG.FIELD=VALUE',
                    help='override a field of the env config of the task (env.), of its '
@@ -211,7 +211,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_robustness)
 
     p = sub.add_parser('hil', help='fly a policy through the ROS 2 node against the simulator')
-    p.add_argument('robot', help='robot class with a config/<robot>.yaml (quadrotor, quadruped)')
+    p.add_argument('robot', help='registered robot (sim2real.deploy.robots) with a '
+                                 'config/<robot>.yaml')
     p.add_argument('--policy', required=True, help='exported policy.onnx')
     p.add_argument('--duration', type=float, default=10.0,
                    help='nominal flight measured for this long [s]')

@@ -40,11 +40,12 @@ class HilMonitor(Node):
     everything else by when it arrived here.
     """
 
-    def __init__(self, command_interface: str, command_topic: str, max_collective_n: float,
-                 kp_topic: str = '', cmd_vel_topic: str = ''):
-        """command_interface: 'cmd_vel_legacy', 'rotor_speeds' or 'joint_position'; topic
-        names are global. kp_topic: record the node's kp arrays; cmd_vel_topic: publish the
-        operator's velocity command there (start_cmd_vel) at CMD_VEL_RATE_HZ."""
+    def __init__(self, command_topic: str, command_type, decode, kp_topic: str = '',
+                 cmd_vel_topic: str = ''):
+        """command_type: the node's command message type, decode(msg) -> its values (the
+        robot's HIL profile gives both); topic names are global. kp_topic: record the node's
+        kp arrays; cmd_vel_topic: publish the operator's velocity command there
+        (start_cmd_vel) at CMD_VEL_RATE_HZ."""
         super().__init__('hil_monitor')
         self._lock = threading.Lock()
         self.states: list[tuple[float, str]] = []
@@ -56,11 +57,8 @@ class HilMonitor(Node):
         """(receive time, base velocity [m/s; body frame]) of each ground-truth message."""
         self.events: list[dict] = []
         self.diagnostics: dict[str, str] = {}
-        self._max_collective_n = max_collective_n
-        if command_interface == 'cmd_vel_legacy':
-            self.create_subscription(Twist, command_topic, self._on_twist, 100)
-        else:
-            self.create_subscription(Float64MultiArray, command_topic, self._on_array, 100)
+        self._decode = decode
+        self.create_subscription(command_type, command_topic, self._on_command, 100)
         self.create_subscription(String, '/policy_node/state', self._on_state, 100)
         self.create_subscription(Odometry, '/sim_bridge/ground_truth', self._on_truth, 100)
         self.create_subscription(String, '/sim_bridge/events', self._on_event, 100)
@@ -83,15 +81,10 @@ class HilMonitor(Node):
         self._thread.start()
 
     # -- recording --------------------------------------------------------------------
-    def _on_twist(self, msg: Twist, info: dict) -> None:
-        thrust_n, rates = ros_msgs.command_from_twist(msg, self._max_collective_n)
+    def _on_command(self, msg, info: dict) -> None:
+        values = self._decode(msg)
         with self._lock:
-            self.commands.append((ros_msgs.published_steady_s(info), np.r_[thrust_n, rates]))
-
-    def _on_array(self, msg: Float64MultiArray, info: dict) -> None:
-        with self._lock:
-            self.commands.append((ros_msgs.published_steady_s(info),
-                                  ros_msgs.from_float64_array(msg)))
+            self.commands.append((ros_msgs.published_steady_s(info), values))
 
     def _on_gains(self, msg: Float64MultiArray, info: dict) -> None:
         with self._lock:

@@ -15,13 +15,10 @@ from sim2real.assets import asset_dirs
 from sim2real.hil.monitor import HilError, HilMonitor
 from sim2real.hil.processes import (
     node_command, NodeProcess, private_domain_id, ros_environment)
-from sim2real.hil import quadruped
-from sim2real.hil.scenarios import fault_run, nominal, quadrotor_faults, Scenario
-from sim2real.hil.verdicts import hil_verdict, hover_bound, walk_bound
+from sim2real.hil.robot import hil_of, RobotHil
+from sim2real.hil.verdicts import hil_verdict
 
 log = logging.getLogger(__name__)
-
-ROBOT_FAULTS = {'quadrotor': quadrotor_faults, 'quadruped': quadruped.quadruped_faults}
 
 
 def params_path(robot: str) -> Path:
@@ -44,7 +41,7 @@ def load_sections(path: Path) -> tuple[dict, dict]:
 
 def select_faults(robot: str, spec: str, node: dict, bridge: dict) -> list:
     """Fault cases from 'none', 'all' or a comma list; ValueError naming unknown ones."""
-    cases = ROBOT_FAULTS[robot](node, bridge)
+    cases = hil_of(robot).faults(node, bridge)
     if spec in ('', 'none'):
         return []
     if spec == 'all':
@@ -61,10 +58,9 @@ def run_hil(robot: str, policy: str | Path, duration_s: float = 10.0, faults: st
             scenario: dict | None = None) -> dict:
     """Run the HIL scenarios for robot with an exported policy; the result as a dict.
 
-    scenario: overrides of the quadruped's Scenario timing (e.g. fault_settle_s).
+    scenario: overrides of the robot's Scenario timing (e.g. fault_settle_s).
     """
-    if robot not in ROBOT_FAULTS:
-        raise ValueError(f'unknown robot {robot!r}; HIL knows {sorted(ROBOT_FAULTS)}')
+    hil = hil_of(robot)
     policy = Path(policy).resolve()
     if not policy.is_file():
         raise FileNotFoundError(f'policy file {policy} does not exist')
@@ -84,11 +80,8 @@ def run_hil(robot: str, policy: str | Path, duration_s: float = 10.0, faults: st
                     env, log_dir / 'policy_node.log'),
     ]
     try:
-        if robot == 'quadruped':
-            result = _run_quadruped(procs, node_cfg, bridge_cfg, cases, duration_s,
-                                    scenario or {})
-        else:
-            result = _run_scenarios(procs, policy, node_cfg, bridge_cfg, cases, duration_s)
+        result = _run_scenarios(hil, procs, policy, node_cfg, bridge_cfg, cases, duration_s,
+                                scenario or {})
     finally:
         for proc in procs:
             proc.stop()
@@ -138,87 +131,41 @@ def run_unstalled(mon: HilMonitor, node_cfg: dict, nominal_run, fault_run_of,
                            'stall_limit_ms': limit}
 
 
-def _run_scenarios(procs, policy: Path, node_cfg: dict, bridge_cfg: dict, cases,
-                   duration_s: float) -> dict:
-    """Connect the monitor, wait for both nodes, run nominal flight and each fault."""
+def _run_scenarios(hil: RobotHil, procs, policy: Path, node_cfg: dict, bridge_cfg: dict,
+                   cases, duration_s: float, overrides: dict) -> dict:
+    """Connect the monitor, wait for both nodes, run the nominal scenario and each fault."""
     import rclpy
 
     from sim2real.deploy.runtime import read_policy_contract
     contract = read_policy_contract(policy)
-    max_collective = float(contract.action.params.get('max_collective_thrust_n', 0.0))
-    sc = Scenario(node=node_cfg, bridge=bridge_cfg)
+    sc = hil.scenario(node_cfg, bridge_cfg, **overrides)
     rclpy.init()
-    mon = HilMonitor(node_cfg['command_interface'], '/' + node_cfg['command_topic'],
-                     max_collective)
+    mon = HilMonitor('/' + node_cfg['command_topic'], **hil.monitor_args(node_cfg, contract))
     try:
+        hil.start(mon)
         _wait_ready(mon, procs)
         t0 = time.monotonic()
-        flight, fault_results, stalls = run_unstalled(
-            mon, node_cfg, lambda: nominal(mon, sc, duration_s),
-            lambda case: fault_run(mon, sc, case), cases)
-        diag = flight.pop('diagnostics')
-        total = flight['limit_violations'] + sum(
-            f['limit_violations'] for f in fault_results.values())
+        run, fault_results, stalls = run_unstalled(
+            mon, node_cfg, lambda: hil.nominal(mon, sc, duration_s),
+            lambda case: hil.fault_run(mon, sc, case), cases)
+        diag = run.pop('diagnostics')
         result = {
             **loop_figures(node_cfg, diag),
-            'hover_error_m': flight['hover_error_m'],
-            'max_hover_error_m': flight['max_error_m'],
-            'nominal_states': flight['states_seen'],
-            'received_state_rate_hz': flight['received_state_rate_hz'],
+            **hil.result(run, diag),
+            'nominal_states': run['states_seen'],
+            'received_state_rate_hz': run['received_state_rate_hz'],
             'duration_s': duration_s,
-            'nominal_limit_violations': flight['limit_violations'],
+            'nominal_limit_violations': run['limit_violations'],
             **stalls,
-            'limit_violations': total,
-            'faults': fault_results,
-            'wall_time_s': round(time.monotonic() - t0, 1),
-        }
-        result['verdict'] = hil_verdict(result, sc, hover_bound(sc))
-        return result
-    finally:
-        mon.close()
-        rclpy.try_shutdown()
-
-
-def _run_quadruped(procs, node_cfg: dict, bridge_cfg: dict, cases, duration_s: float,
-                   overrides: dict) -> dict:
-    """Connect the monitor (publishing cmd_vel), wait for both nodes, walk, each fault."""
-    import rclpy
-
-    sc = quadruped.quadruped_scenario(node_cfg, bridge_cfg, **overrides)
-    rclpy.init()
-    kp_topic = node_cfg.get('kp_command_topic', '')
-    mon = HilMonitor('joint_position', '/' + node_cfg['command_topic'], 0.0,
-                     kp_topic=kp_topic and '/' + kp_topic,
-                     cmd_vel_topic='/' + node_cfg['velocity_command_topic'])
-    try:
-        mon.start_cmd_vel(*quadruped.COMMAND_M_S)
-        _wait_ready(mon, procs)
-        t0 = time.monotonic()
-        walk, fault_results, stalls = run_unstalled(
-            mon, node_cfg, lambda: quadruped.nominal(mon, sc, duration_s),
-            lambda case: quadruped.fault_run(mon, sc, case), cases)
-        diag = walk.pop('diagnostics')
-        result = {
-            **loop_figures(node_cfg, diag),
-            'leg_odometry_vx_m_s': diag.get('leg_odometry_vx_m_s', float('nan')),
-            'fell': walk['fell'],
-            'lin_vel_error_mps': walk['lin_vel_error_mps'],
-            'commanded_m_s': list(quadruped.COMMAND_M_S),
-            'distance_m': walk['distance_m'],
-            'nominal_states': walk['states_seen'],
-            'received_state_rate_hz': walk['received_state_rate_hz'],
-            'duration_s': duration_s,
-            'nominal_limit_violations': walk['limit_violations'],
-            **stalls,
-            'limit_violations': walk['limit_violations'] + sum(
+            'limit_violations': run['limit_violations'] + sum(
                 f['limit_violations'] for f in fault_results.values()),
             'faults': fault_results,
             'wall_time_s': round(time.monotonic() - t0, 1),
         }
-        result['verdict'] = hil_verdict(result, sc, walk_bound(sc))
+        result['verdict'] = hil_verdict(result, sc, hil.bound(sc))
         return result
     finally:
-        mon.stop_cmd_vel()
+        hil.stop(mon)
         mon.close()
         rclpy.try_shutdown()
 

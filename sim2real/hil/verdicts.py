@@ -2,7 +2,8 @@
 
 The nominal run passes when it flew (or walked) with the node active throughout, within
 the scenario's error bound and without a limit violation; a fault run passes when its
-outcome is the one its FaultCase expects (``recovered_safe``, sim2real.hil.scenarios).
+outcome is the one its FaultCase expects (``recovered_safe``, sim2real.hil.scenarios). A
+robot's HIL profile names the error figure its nominal run is bounded by (NominalBound).
 """
 
 from __future__ import annotations
@@ -28,17 +29,6 @@ class NominalBound:
     """How the line names it, e.g. 'hover error'."""
     unit: str
     """Its unit, e.g. 'm'."""
-
-
-def hover_bound(sc: Scenario) -> NominalBound:
-    """A flyer's nominal run: mean distance to the hover target."""
-    return NominalBound('hover_error_m', sc.nominal_error_m, 'hover error', 'm')
-
-
-def walk_bound(sc: Scenario) -> NominalBound:
-    """A walker's nominal run: mean planar velocity error against the command."""
-    return NominalBound('lin_vel_error_mps', sc.nominal_lin_vel_error_mps, 'velocity error',
-                        'm/s')
 
 
 def stall_note(stalls_ms: list[float], limit_ms: float) -> tuple[str, str]:
@@ -86,7 +76,7 @@ def fault_verdict(name: str, r: dict, sc: Scenario) -> tuple[bool, str]:
     """One fault run: what it should cause, and whether it did."""
     expect = r['expect']
     reasons = []
-    # a walker that fell back to damping and sank is safe (sim2real.hil.quadruped)
+    # a robot that fell back to damping and sank to the floor is safe
     if r.get('crashed') or (r.get('fell') and expect == 'tolerate' and not r.get('fallback')):
         reasons.append('crashed' if r.get('crashed') else 'fell')
     if r['limit_violations']:

@@ -5,7 +5,7 @@ def register_tasks() -> None:
     """Register quadrotor-hover and quadrotor-track."""
     from dataclasses import replace
     from sim2real.algo_cfg import PolicyCfg, PPOCfg, TrainCfg
-    from sim2real.tasks.quadrotor.cfg import quadrotor_hover_cfg, quadrotor_track_cfg
+    from sim2real.tasks.quadrotor.cfg import ACTIONS, quadrotor_hover_cfg, quadrotor_track_cfg
     from sim2real.tasks.registry import register, TaskSpec
     # 2048 envs x 24 steps = 49k samples per iteration, 5 epochs of 6 minibatches (8k). On
     # a 2-core CPU the update, not the simulation, is the larger cost (4096 envs with 5 x 12
@@ -29,12 +29,12 @@ def register_tasks() -> None:
         learn_threads=2, act_threads=2)
     register(TaskSpec('quadrotor-hover', quadrotor_hover_cfg,
                       'Crazyflie-class quadrotor: reach and hold a target, recover from tilt '
-                      'and spin', train, acceptance()))
+                      'and spin', train, acceptance(), actions=tuple(ACTIONS)))
     # track: half the draws at a bound made seed 0 collapse after 200 iterations (evaluated
     # success 0.75 at iteration 150, then 0: a 0.4 m wobble), 0.3 trains steadily
     register(TaskSpec('quadrotor-track', quadrotor_track_cfg,
                       'Crazyflie-class quadrotor: follow random smooth trajectories',
-                      replace(train, edge_prob=0.3), acceptance()))
+                      replace(train, edge_prob=0.3), acceptance(), actions=tuple(ACTIONS)))
 
 
 def acceptance() -> dict:

@@ -5,7 +5,7 @@ def register_tasks() -> None:
     """Register quadruped-flat and quadruped-rough."""
     from dataclasses import replace
     from sim2real.algo_cfg import PolicyCfg, PPOCfg, TrainCfg
-    from sim2real.tasks.quadruped.cfg import quadruped_flat_cfg, quadruped_rough_cfg
+    from sim2real.tasks.quadruped.cfg import ACTIONS, quadruped_flat_cfg, quadruped_rough_cfg
     from sim2real.tasks.registry import register, TaskSpec
     # PPO as legged_gym (24 steps/env, 5 epochs, lr 1e-3 adaptive, gamma 0.99, lam 0.95,
     # entropy 0.01, init std 1.0), except: 12 minibatches of 8k samples, as the quadrotor's
@@ -24,11 +24,11 @@ def register_tasks() -> None:
         learn_threads=2, act_threads=2)
     register(TaskSpec('quadruped-flat', quadruped_flat_cfg,
                       'Go2-class quadruped: track (vx, vy, yaw rate) commands on flat ground',
-                      train, acceptance()))
+                      train, acceptance(), actions=tuple(ACTIONS)))
     register(TaskSpec('quadruped-rough', quadruped_rough_cfg,
                       'Go2-class quadruped: track velocity commands on slopes, rough ground '
                       'and stairs with a terrain curriculum', replace(train, max_iterations=1500),
-                      acceptance()))
+                      acceptance(), actions=tuple(ACTIONS)))
 
 
 def acceptance() -> dict:

@@ -1,8 +1,9 @@
 """HIL verdict lines from scenario figures: pass, or FAIL with the reason."""
 
+from sim2real.deploy.robots.quadrotor.hil import bound as hover_bound
+from sim2real.deploy.robots.quadruped.hil import bound as walk_bound
 from sim2real.hil.scenarios import Scenario
-from sim2real.hil.verdicts import (
-    fault_verdict, hil_verdict, hover_bound, nominal_verdict, walk_bound)
+from sim2real.hil.verdicts import fault_verdict, hil_verdict, nominal_verdict
 
 NODE = {'rate_hz': 100.0, 'max_tilt_rad': 0.8, 'hover_target_m': [0.0, 0.0, 1.0]}
 SC = Scenario(node=NODE, bridge={})

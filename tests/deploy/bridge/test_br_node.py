@@ -62,7 +62,7 @@ def running_bridge(log_path, ros_args):
 def bridge(domain_env, tmp_path):
     """The quadrotor sim_bridge with the spec's rates (log in tmp_path)."""
     with running_bridge(tmp_path / 'sim_bridge.log', [
-            '-p', f'odom_rate_hz:={RATES_HZ["odom"]}',
+            '-p', 'robot:=quadrotor', '-p', f'odom_rate_hz:={RATES_HZ["odom"]}',
             '-p', f'imu_rate_hz:={RATES_HZ["imu"]}']) as proc:
         yield proc
 

@@ -4,12 +4,13 @@ import array
 import dataclasses
 
 import pytest
+import yaml
 
 from sim2real.deploy.robots.quadrotor.params import QuadrotorParams
 from sim2real.deploy.robots.quadruped.params import QuadrupedParams
+from sim2real.deploy.bridge.params import declared_parameters
 from sim2real.deploy.runtime import (
-    load_params, parameter_defaults, ParamError, read_policy_contract, Runtime,
-    SimBridgeParams)
+    load_params, parameter_defaults, ParamError, read_policy_contract, Runtime)
 
 SPEC_POLICY_NODE = {
     'policy_file': '', 'robot': 'quadrotor', 'urdf_file': 'quadrotor', 'rate_hz': 100.0,
@@ -35,20 +36,31 @@ SPEC_SIM_BRIDGE = {
 }
 
 
-@pytest.mark.parametrize('cls, spec', [(QuadrotorParams, SPEC_POLICY_NODE),
-                                       (SimBridgeParams, SPEC_SIM_BRIDGE)])
-def test_defaults_are_the_spec_values(cls, spec):
-    """Field names, order and defaults equal the spec's parameter file exactly."""
-    assert dataclasses.asdict(cls()) == spec
-    assert [f.name for f in dataclasses.fields(cls)] == list(spec)
+def test_defaults_are_the_spec_values():
+    """Field names, order and defaults equal the spec's parameter file exactly; the bridge
+    declares the spec's sim_bridge section plus its ground-truth rate."""
+    assert dataclasses.asdict(QuadrotorParams()) == SPEC_POLICY_NODE
+    assert [f.name for f in dataclasses.fields(QuadrotorParams)] == list(SPEC_POLICY_NODE)
+    bridge = declared_parameters('quadrotor')
+    assert bridge.pop('ground_truth_rate_hz') == 100.0
+    assert bridge == SPEC_SIM_BRIDGE
 
 
-def test_spec_file_loads_both_sections(write_params):
-    """A file holding the spec values loads into QuadrotorParams and SimBridgeParams."""
-    path = write_params(SPEC_POLICY_NODE)
-    assert load_params(path) == QuadrotorParams()
-    bridge = write_params(SPEC_SIM_BRIDGE, node_name='sim_bridge')
-    assert load_params(bridge, node_name='sim_bridge') == SimBridgeParams()
+def test_spec_file_loads(write_params):
+    """A file holding the spec values loads into QuadrotorParams."""
+    assert load_params(write_params(SPEC_POLICY_NODE)) == QuadrotorParams()
+
+
+def test_robot_is_required_and_must_be_registered(tmp_path):
+    """A policy_node section without robot, or with an unregistered one, is refused with the
+    registered names."""
+    for robot in ({}, {'robot': 'quadcopter'}):
+        path = tmp_path / 'p.yaml'
+        path.write_text(yaml.safe_dump({'policy_node': {'ros__parameters': {
+            'rate_hz': 100.0, **robot}}}))
+        with pytest.raises(ParamError, match='parameter "robot".*registered: quadrotor, '
+                                             'quadruped'):
+            load_params(path)
 
 
 def test_int_accepted_for_float_and_overrides_win(write_params):
@@ -89,10 +101,9 @@ def test_joint_robot_section_reads_joint_params(joint_params_file):
 
 
 def test_parameter_defaults_list_every_declared_name():
-    """policy_node declares the 27 spec names; sim_bridge the 20; values are the defaults."""
+    """policy_node declares the 27 spec names; values are the defaults."""
     defaults = parameter_defaults('quadrotor')
     assert defaults == SPEC_POLICY_NODE
-    assert parameter_defaults('quadrotor', 'sim_bridge') == SPEC_SIM_BRIDGE
     assert parameter_defaults('testarm')['fallback'] == 'damping'
 
 

@@ -22,10 +22,15 @@ import time
 
 import numpy as np
 
+from std_msgs.msg import Float64MultiArray
+
 from sim2real import terms
+from sim2real.deploy import ros_msgs
 from sim2real.hil import metrics
 from sim2real.hil.monitor import HilError, HilMonitor
-from sim2real.hil.scenarios import _is_number, condition_time, FaultCase, Scenario
+from sim2real.hil.robot import RobotHil
+from sim2real.hil.scenarios import condition_time, FaultCase, is_number, Scenario
+from sim2real.hil.verdicts import NominalBound
 
 COMMAND_M_S = (0.5, 0.0, 0.0)
 """The walking command of the nominal run and of every fault run [vx m/s, vy m/s, rad/s]."""
@@ -33,9 +38,14 @@ FALL_HEIGHT_M = 0.15
 """Base height below which the robot has fallen (the training env's base_too_low) [m]."""
 FALL_TILT_RAD = 1.0
 """Tilt beyond which the robot has fallen (the training env's bad_orientation) [rad]."""
+NOMINAL_LIN_VEL_ERROR_MPS = 0.15
+"""Largest mean planar velocity error of the nominal walk (the flat task's 0.1 m/s over
+randomized episodes, plus the stand-up's first seconds of walking)."""
+TIMEOUT_KEYS = {'joint_states': 'joint_state_timeout_s'}
+"""The node's timeout parameter of the bridge's joint_states stream."""
 
 
-def quadruped_faults(node: dict, bridge: dict) -> dict[str, FaultCase]:
+def faults(node: dict, bridge: dict) -> dict[str, FaultCase]:
     """The quadruped's fault cases (cmd_vel_loss is the monitor's, all others the bridge's)."""
     cases = [
         FaultCase('drop', 'tolerate'),
@@ -51,10 +61,10 @@ def quadruped_faults(node: dict, bridge: dict) -> dict[str, FaultCase]:
     return {c.name: c for c in cases}
 
 
-def quadruped_scenario(node: dict, bridge: dict, **overrides) -> Scenario:
+def scenario(node: dict, bridge: dict, **overrides) -> Scenario:
     """Timing: measure 2 s after the stand-up; faults 2 s into walking (overridable)."""
     values = {'settle_s': 2.0, 'fault_settle_s': node['soft_start_s'] + 2.0,
-              'observe_s': 1.2}
+              'observe_s': 1.2, 'timeout_keys': TIMEOUT_KEYS}
     values.update(overrides)
     return Scenario(node=node, bridge=bridge, **values)
 
@@ -145,7 +155,7 @@ def nominal(mon: HilMonitor, sc: Scenario, duration_s: float) -> dict:
         'states_seen': sorted({s for _t, s in states}),
         'received_state_rate_hz': (len(states) - 1) / (t1 - t0) if len(states) > 1 else 0.0,
         'limit_violations': violations(mon, sc, t_enable, t1),
-        'diagnostics': {k: float(v) for k, v in mon.diagnostics.items() if _is_number(v)},
+        'diagnostics': {k: float(v) for k, v in mon.diagnostics.items() if is_number(v)},
     }
 
 
@@ -220,3 +230,31 @@ def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase) -> dict:
         'condition_after_onset_s': round(t_cond - onset, 4),
         'fallback_after_onset_s': None if t_fallback is None else round(t_fallback - onset, 4),
     }
+
+
+def bound(sc: Scenario) -> NominalBound:
+    """The nominal run: mean planar velocity error against the command."""
+    return NominalBound('lin_vel_error_mps', NOMINAL_LIN_VEL_ERROR_MPS, 'velocity error',
+                        'm/s')
+
+
+def monitor_args(node: dict, contract) -> dict:
+    """Position targets (and kp arrays when the node publishes gains); the monitor is the
+    operator publishing cmd_vel."""
+    kp_topic = node.get('kp_command_topic', '')
+    return {'command_type': Float64MultiArray, 'decode': ros_msgs.from_float64_array,
+            'kp_topic': kp_topic and '/' + kp_topic,
+            'cmd_vel_topic': '/' + node['velocity_command_topic']}
+
+
+def result(run: dict, diag: dict) -> dict:
+    """The nominal walk's figures in the JSON."""
+    return {'leg_odometry_vx_m_s': diag.get('leg_odometry_vx_m_s', float('nan')),
+            'fell': run['fell'], 'lin_vel_error_mps': run['lin_vel_error_mps'],
+            'commanded_m_s': list(COMMAND_M_S), 'distance_m': run['distance_m']}
+
+
+HIL = RobotHil(faults=faults, scenario=scenario, monitor_args=monitor_args, nominal=nominal,
+               fault_run=fault_run, result=result, bound=bound,
+               start=lambda mon: mon.start_cmd_vel(*COMMAND_M_S),
+               stop=lambda mon: mon.stop_cmd_vel())

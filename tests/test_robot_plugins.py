@@ -1,0 +1,67 @@
+"""Robots are plug-ins: shared deploy, HIL and CLI modules never name one.
+
+Every registered robot's name is searched in the code of those modules (identifiers and
+string literals; docstrings, which explain, are left out). A robot's own folder
+(deploy/robots/<robot>/) and the registry naming it are where such names belong.
+"""
+
+import ast
+from pathlib import Path
+
+from sim2real.deploy.robots import ROBOTS
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = [p for folder in ('deploy', 'sim2real/hil', 'sim2real/cli')
+          for p in sorted((ROOT / folder).rglob('*.py')) if 'robots' not in p.parts]
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """ids of the docstring constants of a module, its classes, functions and attributes."""
+    out = set()
+    for node in ast.walk(tree):
+        body = getattr(node, 'body', None)
+        if not isinstance(body, list):
+            continue
+        for i, stmt in enumerate(body):
+            is_text = (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+                       and isinstance(stmt.value.value, str))
+            if is_text and (i == 0 or isinstance(body[i - 1], (ast.Assign, ast.AnnAssign))):
+                out.add(id(stmt.value))
+    return out
+
+
+def robot_names_in(source: str, robots) -> list[tuple[int, str]]:
+    """(line, text) of every identifier or non-docstring string literal naming a robot."""
+    tree = ast.parse(source)
+    docs = _docstrings(tree)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = '' if id(node) in docs else node.value
+        elif isinstance(node, ast.Name):
+            text = node.id
+        elif isinstance(node, ast.Attribute):
+            text = node.attr
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            text = node.name
+        else:
+            continue
+        if any(robot in text.lower() for robot in robots):
+            found.append((node.lineno, text))
+    return found
+
+
+def test_shared_deploy_hil_and_cli_modules_name_no_robot():
+    assert len(SHARED) > 20 and set(ROBOTS) >= {'quadrotor', 'quadruped'}
+    named = {str(p.relative_to(ROOT)): robot_names_in(p.read_text(), ROBOTS) for p in SHARED}
+    assert {k: v for k, v in named.items() if v} == {}
+
+
+def test_the_check_finds_a_branch_on_a_robot_name():
+    planted = ('"""Docstrings may say quadrotor."""\n'
+               'def f(p):\n'
+               '    """Nor here: quadruped."""\n'
+               '    if p.robot == "quadruped":\n'
+               '        return quadrotor_profile\n')
+    assert robot_names_in(planted, ('quadrotor', 'quadruped')) == [
+        (4, 'quadruped'), (5, 'quadrotor_profile')]
