@@ -96,6 +96,9 @@ class TrainCfg:
     edge_per_env: bool = False
     """Draw all of an env's values of a multi-valued parameter (per joint, per axis) at the
     same bound together."""
+    corner_prob: float = 0.0
+    """Probability that an env draws every box parameter at a bound at once for an episode
+    (a corner of the box; independent edge draws almost never reach one)."""
     learn_threads: int | None = None
     """torch threads during the update (None: leave as set)."""
     act_threads: int | None = None

@@ -73,15 +73,18 @@ class TrainArgs:
 def build_env(task: str, seed: int, num_envs: int, action: str | None = None,
               play: bool = False, num_threads: int = 0, backend: str = 'mujoco',
               device: str = 'cpu', edge_prob: float = 0.0,
-              edge_per_env: bool = False, sets: Sequence[str] = ()) -> RLEnv:
+              edge_per_env: bool = False, corner_prob: float = 0.0,
+              sets: Sequence[str] = ()) -> RLEnv:
     """A batched env of a registered task on a simulation backend and device; edge_prob > 0
     draws each box parameter at a bound of its range that often (training only: evaluation
-    draws the box uniformly), edge_per_env all of an env's values of it together; sets:
+    draws the box uniformly), edge_per_env all of an env's values of it together,
+    corner_prob > 0 puts that share of the envs at a corner of the box for an episode; sets:
     `env.path=value` overrides, applied last."""
     options = {} if action is None else {'action': action}
     cfg = make_env_cfg(task, play=play, **options)
-    if edge_prob > 0.0:
+    if edge_prob > 0.0 or corner_prob > 0.0:
         bias_edges(cfg, edge_prob, edge_per_env)
+    cfg.corner_prob = corner_prob
     cfg.num_envs, cfg.seed, cfg.num_threads = num_envs, seed, num_threads
     cfg.backend, cfg.device = backend, device
     apply_overrides({'env': cfg}, split_by_root(sets, OVERRIDE_ROOTS)['env'])
@@ -119,7 +122,8 @@ def check_request(task: str, sets: Sequence[str], action: str | None = None) -> 
 
 def edge_options(train_cfg: TrainCfg) -> dict:
     """build_env's edge-bias arguments from a task's training config."""
-    return {'edge_prob': train_cfg.edge_prob, 'edge_per_env': train_cfg.edge_per_env}
+    return {'edge_prob': train_cfg.edge_prob, 'edge_per_env': train_cfg.edge_per_env,
+            'corner_prob': train_cfg.corner_prob}
 
 
 def ppo_cfg_from_dict(raw: dict) -> PPOCfg:

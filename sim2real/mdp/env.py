@@ -53,6 +53,9 @@ class RLEnv(Stateful):
         self.num_actions = self.action_term.size
         self.episode_length = torch.zeros(self.num_envs, dtype=torch.long)
         self.episode_return = torch.zeros(self.num_envs)
+        self.corner_envs = torch.zeros(self.num_envs, dtype=torch.bool)
+        """Envs drawing the whole box at its corners this episode (cfg.corner_prob); only
+        read while a reset draws, so not part of the env state."""
         self.record_final_obs = False
         """When True, step() puts the finished episodes' last (undelayed) policy obs in
         extras['final_obs'] and their per-env statistics in extras['final_episode']."""
@@ -194,7 +197,11 @@ class RLEnv(Stateful):
         return out
 
     def _reset_idx(self, env_ids: torch.Tensor) -> None:
-        """Reset the given envs: simulation, commands, reset events, action history."""
+        """Reset the given envs: corner draws, simulation, commands, reset events, action
+        history."""
+        if self.cfg.corner_prob > 0.0:
+            self.corner_envs[env_ids] = torch.rand(
+                len(env_ids), generator=self.rng, device=self.device) < self.cfg.corner_prob
         self.scene.reset(env_ids)
         for command in self.commands.values():
             command.resample(env_ids)

@@ -92,15 +92,31 @@ def _low_high(env_ids, value_range, view: tuple, device):
     return low, high
 
 
-def _at_edges(env, value, low, high, prob: float, shape: tuple, per_env: bool = False):
+def _corner_rows(env, env_ids) -> torch.Tensor | None:
+    """Which of env_ids draw the whole box at its corners this episode (RLEnv.corner_envs),
+    or None when no env does."""
+    corner = getattr(env, 'corner_envs', None)
+    if corner is None or not bool(corner.any()):
+        return None
+    return corner[torch.as_tensor(env_ids, device=corner.device)]
+
+
+def _at_edges(env, env_ids, value, low, high, prob: float, shape: tuple,
+              per_env: bool = False):
     """Replace each sample (per_env: each env's row of samples) by a random bound with
-    probability prob."""
-    if prob <= 0.0:
+    probability prob; a corner env's row (RLEnv.corner_envs) always, at one bound."""
+    corner = _corner_rows(env, env_ids)
+    if prob <= 0.0 and corner is None:
         return value
-    if per_env:
-        shape = (shape[0],) + (1,) * (len(shape) - 1)
-    at_edge = torch.rand(shape, generator=env.rng, dtype=torch.float64) < prob
-    upper = torch.rand(shape, generator=env.rng, dtype=torch.float64) < 0.5
+    row = (shape[0],) + (1,) * (len(shape) - 1)
+    draw = row if per_env else shape
+    at_edge = torch.rand(draw, generator=env.rng, dtype=torch.float64) < prob
+    upper = torch.rand(draw, generator=env.rng, dtype=torch.float64) < 0.5
+    if corner is not None:
+        corner = corner.view(row).to(at_edge.device)
+        corner_upper = torch.rand(row, generator=env.rng, dtype=torch.float64) < 0.5
+        at_edge = at_edge | corner
+        upper = torch.where(corner, corner_upper, upper)
     edge = torch.where(upper, torch.as_tensor(high, dtype=torch.float64),
                        torch.as_tensor(low, dtype=torch.float64))
     return torch.where(at_edge, edge, value)
@@ -116,7 +132,7 @@ def sample_range(env, env_ids: torch.Tensor, value_range, shape: tuple) -> torch
     view = (len(env_ids),) + (1,) * (len(shape) - 1)
     low, high = _low_high(env_ids, value_range, view, unit.device)
     value = low + (high - low) * unit
-    return _at_edges(env, value, low, high, edge_prob(value_range), shape,
+    return _at_edges(env, env_ids, value, low, high, edge_prob(value_range), shape,
                      getattr(value_range, 'per_env', False))
 
 
@@ -137,7 +153,7 @@ def sample_int_range(env, env_ids: torch.Tensor, value_range) -> torch.Tensor:
     low, high = torch.as_tensor(low).round(), torch.as_tensor(high).round()
     unit = torch.rand((n,), generator=env.rng, dtype=torch.float64)
     value = torch.minimum(low + torch.floor(unit * (high - low + 1)), high)
-    return _at_edges(env, value, low, high, edge_prob(value_range), (n,)).long()
+    return _at_edges(env, env_ids, value, low, high, edge_prob(value_range), (n,)).long()
 
 
 def bias_edges(cfg, prob: float, per_env: bool = False) -> None:

@@ -149,3 +149,29 @@ def test_edge_bias_is_a_training_default_not_part_of_the_task():
         value = get_path(trained.cfg, param.path)
         assert isinstance(value, EdgeRange) and value.edge_prob == 0.5, param.path
         assert not isinstance(get_path(evaluated.cfg, param.path), EdgeRange), param.path
+
+
+def test_corner_envs_draw_every_box_parameter_at_a_bound():
+    """corner_prob 0.5 with no edge bias: the corner envs of a real quadrotor env hold mass,
+    motor lag and action delay at a bound at once, the other envs inside their ranges;
+    about half the envs are corner envs (+-10 %); a reset redraws them."""
+    from sim2real.training import build_env
+    env = build_env('quadrotor-hover', seed=3, num_envs=200, num_threads=1, corner_prob=0.5)
+    corner = env.corner_envs.clone()
+    assert abs(float(corner.double().mean()) - 0.5) < 0.1
+    mass = env.scene.backend.expand('body_mass')[:, 1].double() / env.scene.nominal_mass_kg
+    tau = (env.scene.actuator.time_constant_s[:, 0].double()
+           / env.scene.rotors.time_constant_s)
+    delay = env.action_term.delay.double()
+
+    def at_bound(x, low, high):
+        return (torch.isclose(x, torch.full_like(x, low))
+                | torch.isclose(x, torch.full_like(x, high)))
+    for values, low, high in ((mass, 0.8, 1.2), (tau, 0.6, 1.4), (delay, 0.0, 2.0)):
+        assert bool(at_bound(values, low, high)[corner].all())
+    assert not bool(at_bound(mass, 0.8, 1.2)[~corner].any())
+    assert not bool(at_bound(tau, 0.6, 1.4)[~corner].any())
+    plain = build_env('quadrotor-hover', seed=3, num_envs=200, num_threads=1)
+    assert not bool(plain.corner_envs.any())
+    env.reset_envs(torch.arange(200))
+    assert not torch.equal(env.corner_envs, corner)
