@@ -32,6 +32,7 @@ class RLEnv(Stateful):
     STATE = ('episode_length', 'episode_return', 'rng', '_obs')
     CHILDREN = ('scene', 'commands', 'action_term', 'observations', 'rewards',
                 'terminations', 'events', 'metrics')
+    NOT_STATE = ('corner_envs',)   # set by a reset, cleared by the next step
 
     def __init__(self, cfg: EnvCfg):
         """Build scene, commands, action term and managers; apply startup events; reset."""
@@ -54,8 +55,9 @@ class RLEnv(Stateful):
         self.episode_length = torch.zeros(self.num_envs, dtype=torch.long)
         self.episode_return = torch.zeros(self.num_envs)
         self.corner_envs = torch.zeros(self.num_envs, dtype=torch.bool)
-        """Envs drawing the whole box at its corners this episode (cfg.corner_prob); only
-        read while a reset draws, so not part of the env state."""
+        """Envs whose reset draws the whole box at its corners (cfg.corner_prob): set by
+        _reset_idx, read by that reset's draws, cleared by the next step, so that a resumed
+        run draws exactly as an uninterrupted one (not part of the env state)."""
         self.record_final_obs = False
         """When True, step() puts the finished episodes' last (undelayed) policy obs in
         extras['final_obs'] and their per-env statistics in extras['final_episode']."""
@@ -146,6 +148,7 @@ class RLEnv(Stateful):
     def step(self, actions: torch.Tensor):
         """Advance one policy step: (obs, rewards, terminated, truncated, extras)."""
         actions = actions.to(self.device)   # no-op when already there
+        self.corner_envs.zero_()
         self.action_term.process(actions)
         self.scene.simulate(self.cfg.decimation, self.action_term.apply)
         self.scene.refresh()

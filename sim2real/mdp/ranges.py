@@ -93,11 +93,12 @@ def _low_high(env_ids, value_range, view: tuple, device):
 
 
 def _corner_rows(env, env_ids) -> torch.Tensor | None:
-    """Which of env_ids draw the whole box at its corners this episode (RLEnv.corner_envs),
-    or None when no env does."""
-    corner = getattr(env, 'corner_envs', None)
-    if corner is None or not bool(corner.any()):
+    """Which of env_ids draw the whole box at its corners in the reset under way
+    (RLEnv.corner_envs), or None when the env draws no corners (cfg.corner_prob 0)."""
+    cfg = getattr(env, 'cfg', None)
+    if cfg is None or getattr(cfg, 'corner_prob', 0.0) <= 0.0:
         return None
+    corner = env.corner_envs
     return corner[torch.as_tensor(env_ids, device=corner.device)]
 
 

@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from sim2real.mdp.env import RLEnv
+from sim2real.mdp.ranges import bias_edges
 from sim2real.sim.state import StateError
 from sim2real.tasks import make_env_cfg, task_names
 
@@ -19,10 +20,15 @@ def counted(func):
     return wrapper
 
 
-def build(task: str, seed: int = 0, num_envs: int = 8, backend: str = 'mujoco') -> RLEnv:
+def build(task: str, seed: int = 0, num_envs: int = 8, backend: str = 'mujoco',
+          corner_prob: float = 0.0) -> RLEnv:
     """A tiny env whose interval events (counted) fire every 3-10 policy steps and whose
-    episodes end (time-outs, crashes) within the steps compared."""
+    episodes end (time-outs, crashes) within the steps compared; corner_prob > 0: training's
+    edge-biased box with that share of corner envs."""
     cfg = make_env_cfg(task)
+    if corner_prob > 0.0:
+        bias_edges(cfg, 0.3, per_env=True)
+        cfg.corner_prob = corner_prob
     cfg.num_envs, cfg.num_threads, cfg.seed, cfg.backend = num_envs, 1, seed, backend
     for term in cfg.events.values():
         if term.mode == 'interval':
@@ -72,13 +78,13 @@ def assert_same_state(a, b, where='state'):
         assert a == b, where
 
 
-def check_round_trip(task: str, backend: str = 'mujoco') -> None:
+def check_round_trip(task: str, backend: str = 'mujoco', corner_prob: float = 0.0) -> None:
     """Step, save, step on; restore into an env built with another seed, step on: equal."""
-    env = build(task, backend=backend)
+    env = build(task, backend=backend, corner_prob=corner_prob)
     rollout(env, STEPS_BEFORE, seed=1)
     state = env.state_dict()
     expected, fired = rollout(env, STEPS_AFTER, seed=2)
-    restored = build(task, seed=5, backend=backend)   # other draws everywhere until loaded
+    restored = build(task, seed=5, backend=backend, corner_prob=corner_prob)
     mass = 'body_mass'
     assert not torch.equal(restored.scene.backend.expand(mass), env.scene.backend.expand(mass))
     restored.load_state_dict(state)
@@ -98,6 +104,12 @@ def test_restored_env_continues_bit_identically(task):
     fields and interval events give the same observations, rewards, dones, episode logs and
     final state as the original env's."""
     check_round_trip(task)
+
+
+def test_restored_env_with_corner_draws_continues_bit_identically():
+    """The same with training's edge bias and half the resets drawing a corner of the box
+    (the corner flags are not state: a restored env draws as the original)."""
+    check_round_trip('quadruped-flat', corner_prob=0.5)
 
 
 @pytest.mark.slow

@@ -154,7 +154,8 @@ def test_edge_bias_is_a_training_default_not_part_of_the_task():
 def test_corner_envs_draw_every_box_parameter_at_a_bound():
     """corner_prob 0.5 with no edge bias: the corner envs of a real quadrotor env hold mass,
     motor lag and action delay at a bound at once, the other envs inside their ranges;
-    about half the envs are corner envs (+-10 %); a reset redraws them."""
+    about half the envs are corner envs (+-10 %); a reset redraws them, a step clears them
+    (they are not env state: a resumed run draws as an uninterrupted one)."""
     from sim2real.training import build_env
     env = build_env('quadrotor-hover', seed=3, num_envs=200, num_threads=1, corner_prob=0.5)
     corner = env.corner_envs.clone()
@@ -175,3 +176,5 @@ def test_corner_envs_draw_every_box_parameter_at_a_bound():
     assert not bool(plain.corner_envs.any())
     env.reset_envs(torch.arange(200))
     assert not torch.equal(env.corner_envs, corner)
+    env.step(torch.zeros(200, 4))
+    assert not bool(env.corner_envs.any())
