@@ -4,8 +4,8 @@
 
 Both nodes read config/NAME.yaml, the file `sim2real hil NAME` uses. Faults can be
 scheduled with fault_schedule:='nan_imu@5.0+1.0' or switched at run time with
-`ros2 param set /sim_bridge active_faults nan_imu` (`sim2real hil NAME --help` lists the
-robot's faults).
+`ros2 param set /sim_bridge active_faults nan_imu` (the robot's HIL profile,
+deploy/robots/NAME/hil.py, lists its faults).
 """
 
 from launch import LaunchDescription

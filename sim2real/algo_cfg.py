@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 ALGORITHMS = ('ppo',)
 """Algorithms `sim2real train` runs."""
+ACTIVATIONS = ('elu', 'relu', 'tanh')
+"""Hidden activations the networks know (sim2real.rl.networks)."""
 
 
 @dataclass
@@ -32,6 +34,16 @@ class PolicyCfg:
     """Normalized observations are clipped to [-obs_clip, obs_clip] (in standard deviations)."""
     normalizer_eps: float = 1e-4
     """Added to the running variance before the square root."""
+
+    def __post_init__(self):
+        """Known activation, non-empty positive widths, positive noise and clip."""
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f'activation "{self.activation}" is not one of {ACTIVATIONS}')
+        for name in ('actor_hidden_dims', 'critic_hidden_dims'):
+            dims = tuple(getattr(self, name))
+            if not dims or min(dims) < 1:
+                raise ValueError(f'{name} must be one or more widths >= 1, got {dims}')
+        _positive(self, 'init_noise_std', 'obs_clip', 'normalizer_eps')
 
 
 @dataclass
@@ -73,6 +85,15 @@ class PPOCfg:
     policy: PolicyCfg = field(default_factory=PolicyCfg)
     """Actor-critic architecture."""
 
+    def __post_init__(self):
+        """Known schedule; positive sizes and rates; gamma and lambda in [0, 1]."""
+        if self.schedule not in ('adaptive', 'fixed'):
+            raise ValueError(f'schedule "{self.schedule}" is not adaptive or fixed')
+        _positive(self, 'num_steps_per_env', 'num_learning_epochs', 'num_mini_batches',
+                  'clip_param', 'learning_rate', 'max_grad_norm', 'desired_kl',
+                  'min_learning_rate', 'max_learning_rate')
+        _unit(self, 'gamma', 'lam')
+
 
 @dataclass
 class TrainCfg:
@@ -97,14 +118,31 @@ class TrainCfg:
     """Draw all of an env's values of a multi-valued parameter (per joint, per axis) at the
     same bound together."""
     corner_prob: float = 0.0
-    """Probability that an env draws every box parameter at a bound at once for an episode
-    (a corner of the box; independent edge draws almost never reach one)."""
+    """Probability that an env draws every box parameter at a bound at once (a corner of
+    the box; independent edge draws almost never reach one): per episode for what resets
+    draw, once for the run for what the startup events draw (a quadruped's payload)."""
     learn_threads: int | None = None
     """torch threads during the update (None: leave as set)."""
     act_threads: int | None = None
     """torch threads for the policy's forward passes during collection (None: as set)."""
 
     def __post_init__(self):
-        """Only known algorithms."""
+        """Only known algorithms; positive sizes; probabilities in [0, 1]."""
         if self.algo not in ALGORITHMS:
             raise ValueError(f'unknown algorithm "{self.algo}"; expected one of {ALGORITHMS}')
+        _positive(self, 'num_envs', 'max_iterations', 'save_interval')
+        _unit(self, 'edge_prob', 'corner_prob')
+
+
+def _positive(cfg, *names: str) -> None:
+    """ValueError naming the first field that is not > 0."""
+    for name in names:
+        if not getattr(cfg, name) > 0:
+            raise ValueError(f'{name} must be > 0, got {getattr(cfg, name)}')
+
+
+def _unit(cfg, *names: str) -> None:
+    """ValueError naming the first field outside [0, 1]."""
+    for name in names:
+        if not 0.0 <= getattr(cfg, name) <= 1.0:
+            raise ValueError(f'{name} must be in [0, 1], got {getattr(cfg, name)}')

@@ -129,7 +129,9 @@ class LoadedPolicy:
         self._model = None
         self.contract: Contract | None = None
         self.env_sets: list[str] = []
-        """A run's `--set env.` overrides of the task (an ONNX contract carries its own)."""
+        """A run directory's `--set env.` overrides of the task. An ONNX file is evaluated
+        on the task as registered (its contract check refuses another observation layout;
+        the overrides themselves are not stored in the file)."""
         if self.path.is_dir():
             self._model, config = load_run(self.path)
             args = TrainArgs(**config['args'])

@@ -173,7 +173,7 @@ def _as_float(value: Any) -> tuple[bool, Any]:
     if isinstance(value, bool):
         return False, None
     if isinstance(value, (int, float)):
-        return True, float(value)
+        return math.isfinite(value), float(value)
     if isinstance(value, str):
         try:
             number = float(value)

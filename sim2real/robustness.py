@@ -23,7 +23,8 @@ from sim2real.evaluate import collect_episodes, LoadedPolicy, summarize
 from sim2real.mdp.env import RLEnv
 from sim2real.mdp.ranges import bounds, edge_prob, get_path, PerEnvRange, set_path
 from sim2real.robustness_design import BoxParam, design, Point
-from sim2real.tasks import get_task, make_env_cfg
+from sim2real.tasks import get_task
+from sim2real.training import task_env_cfg
 from sim2real.verdict import as_dicts, judge
 
 log = logging.getLogger(__name__)
@@ -69,8 +70,7 @@ def _pin(cfg, params: list[BoxParam], points: list[Point], episodes: int) -> Non
 def _run_batch(loaded: LoadedPolicy, points: list[Point], params: list[BoxParam],
                episodes: int, seed: int, backend: str, device: str) -> list[dict]:
     """Evaluate a batch of points in one env; one summary per point."""
-    options = {} if loaded.action is None else {'action': loaded.action}
-    cfg = make_env_cfg(loaded.task, **options)
+    cfg = task_env_cfg(loaded.task, loaded.env_sets, loaded.action)
     _pin(cfg, params, points, episodes)
     cfg.num_envs, cfg.seed, cfg.backend, cfg.device = len(points) * episodes, seed, backend, device
     env = RLEnv(cfg)
@@ -118,8 +118,7 @@ def run_robustness(policy_path: str | Path, episodes: int = 32, seed: int = 1234
     """Sweep the box for a policy; writes the report files and returns the result."""
     loaded = LoadedPolicy(policy_path)
     spec = get_task(loaded.task)
-    cfg = make_env_cfg(loaded.task, **({} if loaded.action is None
-                                       else {'action': loaded.action}))
+    cfg = task_env_cfg(loaded.task, loaded.env_sets, loaded.action)
     params = box_params(cfg)
     points, corner_design = design(params, max_corners)
     warnings = resolution_warnings(spec.acceptance, episodes)

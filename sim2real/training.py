@@ -22,7 +22,7 @@ from sim2real.device import device_scope
 from sim2real.mdp.env import RLEnv
 from sim2real.mdp.ranges import bias_edges
 from sim2real.mdp.serialize import to_plain
-from sim2real.overrides import apply_overrides, parse_assignment, split_by_root
+from sim2real.overrides import apply_overrides, ConfigError, parse_assignment, split_by_root
 from sim2real.rl.checkpoint import latest_checkpoint, load_checkpoint
 from sim2real.rl.runner import OnPolicyRunner, RunnerCfg
 from sim2real.rl.warm_start import warm_start
@@ -36,6 +36,8 @@ OVERRIDE_ROOTS = ('env', 'train', 'ppo')
 RUN_SHAPE = ('num_envs', 'seed', 'num_threads', 'backend', 'device')
 """Env fields that describe how a run was executed, not the task: a rebuilt env (export,
 evaluation) takes its own."""
+NOT_SETTABLE = {'corner_prob': 'train.corner_prob'}
+"""Env fields the training config owns: `--set` names the field to use instead."""
 
 
 @dataclasses.dataclass
@@ -79,16 +81,50 @@ def build_env(task: str, seed: int, num_envs: int, action: str | None = None,
     draws each box parameter at a bound of its range that often (training only: evaluation
     draws the box uniformly), edge_per_env all of an env's values of it together,
     corner_prob > 0 puts that share of the envs at a corner of the box for an episode; sets:
-    `env.path=value` overrides, applied last."""
-    options = {} if action is None else {'action': action}
-    cfg = make_env_cfg(task, play=play, **options)
+    `env.path=value` overrides of the task, applied to the task's config first (so that the
+    edge bias wraps an overridden range), those of the run's shape (env count, seed, ...)
+    last."""
+    cfg = task_env_cfg(task, sets, action, play)
     if edge_prob > 0.0 or corner_prob > 0.0:
         bias_edges(cfg, edge_prob, edge_per_env)
     cfg.corner_prob = corner_prob
     cfg.num_envs, cfg.seed, cfg.num_threads = num_envs, seed, num_threads
     cfg.backend, cfg.device = backend, device
-    apply_overrides({'env': cfg}, split_by_root(sets, OVERRIDE_ROOTS)['env'])
+    apply_overrides({'env': cfg}, [text for text in env_sets(sets)
+                                   if parse_assignment(text)[0][1] in RUN_SHAPE])
     return RLEnv(cfg)
+
+
+def env_sets(sets: Sequence[str]) -> list[str]:
+    """The `env.` overrides of sets, in order; ConfigError for a field training owns."""
+    out = split_by_root(sets, OVERRIDE_ROOTS)['env']
+    for text in out:
+        field_name = parse_assignment(text)[0][1]
+        if field_name in NOT_SETTABLE:
+            raise ConfigError(f'--set "{text}": set {NOT_SETTABLE[field_name]} instead')
+    return out
+
+
+def task_env_cfg(task: str, sets: Sequence[str], action: str | None = None,
+                 play: bool = False):
+    """The task's env config with the run's `env.` overrides of the task applied (not the
+    run-shape fields); play: the play config, whose removed terms the overrides skip."""
+    options = {} if action is None else {'action': action}
+    cfg = make_env_cfg(task, play=play, **options)
+    chosen = [text for text in env_sets(sets) if parse_assignment(text)[0][1] not in RUN_SHAPE]
+    if play:   # play drops terms (disturbances) and noise: keep what still resolves
+        chosen = [text for text in chosen if _resolves(cfg, text)]
+    apply_overrides({'env': cfg}, chosen)
+    return cfg
+
+
+def _resolves(cfg, text: str) -> bool:
+    """Whether an env override applies to cfg."""
+    try:
+        apply_overrides({'env': copy.deepcopy(cfg)}, [text])
+    except ConfigError:
+        return False
+    return True
 
 
 def task_env_sets(sets: Sequence[str]) -> list[str]:
@@ -101,8 +137,9 @@ def task_env_sets(sets: Sequence[str]) -> list[str]:
 def resolve_train_cfg(defaults: TrainCfg, sets: Sequence[str]) -> TrainCfg:
     """A task's training defaults with the `train.` and `ppo.` overrides applied."""
     cfg = copy.deepcopy(defaults)
-    groups = split_by_root(sets, OVERRIDE_ROOTS)
-    apply_overrides({'train': cfg, 'ppo': cfg.ppo}, groups['train'] + groups['ppo'])
+    chosen = [text for text in sets if parse_assignment(text)[0][0] in ('train', 'ppo')]
+    split_by_root(sets, OVERRIDE_ROOTS)   # refuses an unknown root
+    apply_overrides({'train': cfg, 'ppo': cfg.ppo}, chosen)   # in the given order
     return cfg
 
 
@@ -115,9 +152,9 @@ def check_request(task: str, sets: Sequence[str], action: str | None = None) -> 
         raise ValueError(f'task "{task}" has no action "{action}"; its actions: '
                          f'{", ".join(spec.actions)}')
     resolve_train_cfg(spec.train, sets)
-    options = {} if action is None else {'action': action}
-    apply_overrides({'env': make_env_cfg(task, **options)},
-                    split_by_root(sets, OVERRIDE_ROOTS)['env'])
+    cfg = task_env_cfg(task, sets, action)
+    apply_overrides({'env': cfg}, [text for text in env_sets(sets)
+                                   if parse_assignment(text)[0][1] in RUN_SHAPE])
 
 
 def edge_options(train_cfg: TrainCfg) -> dict:

@@ -1,6 +1,7 @@
 """`--set` overrides on the real task and training configs: typed, all-or-nothing, typos named."""
 
 import copy
+import re
 
 import pytest
 
@@ -62,3 +63,38 @@ def test_split_by_root_names_the_closest_config():
 def test_train_defaults_are_typed():
     for name in ('quadrotor-hover', 'quadrotor-track', 'quadruped-flat'):
         assert isinstance(get_task(name).train, TrainCfg)
+
+
+@pytest.mark.parametrize('text, words', [
+    ('ppo.schedule=bogus', 'schedule "bogus" is not adaptive or fixed'),
+    ('ppo.policy.activation=gelu', 'activation "gelu" is not one of'),
+    ('train.edge_prob=2', 'edge_prob must be in [0, 1]'),
+    ('train.num_envs=0', 'num_envs must be > 0'),
+    ('ppo.policy.actor_hidden_dims=[]', 'actor_hidden_dims must be one or more widths'),
+    ('ppo.gamma=.nan', 'takes float'),
+])
+def test_values_outside_their_domain_are_refused(roots, text, words):
+    with pytest.raises(ConfigError, match=re.escape(words)):
+        apply_overrides(roots, [text])
+
+
+def test_assignments_apply_in_the_order_given():
+    from sim2real.training import resolve_train_cfg
+    cfg = resolve_train_cfg(get_task('quadrotor-hover').train,
+                            ['ppo.gamma=0.8', 'train.ppo.gamma=0.9'])
+    assert cfg.ppo.gamma == 0.9
+
+
+def test_an_overridden_range_is_still_edge_biased_in_training():
+    """`--set` changes the task's range before training wraps it for edge draws; the run's
+    shape fields come last; env.corner_prob belongs to the training config."""
+    from sim2real.mdp.ranges import EdgeRange
+    from sim2real.training import build_env, env_sets
+    env = build_env('quadrotor-hover', seed=0, num_envs=4, num_threads=1, edge_prob=0.5,
+                    sets=['env.events.mass.params.value_range=[0.7, 1.3]',
+                          'env.num_envs=6'])
+    drawn = env.cfg.events['mass'].params['value_range']
+    assert isinstance(drawn, EdgeRange) and (drawn.low, drawn.high) == (0.7, 1.3)
+    assert env.num_envs == 6
+    with pytest.raises(ConfigError, match='set train.corner_prob instead'):
+        env_sets(['env.corner_prob=0.5'])

@@ -1,4 +1,5 @@
-"""ROS-free core of the HIL bridge: fault injection and the simulated quadrotor."""
+"""ROS-free core of the HIL bridge: fault injection and the bridge parameters (each robot's
+simulated twin lives in its folder, sim2real.deploy.robots)."""
 
 from sim2real.deploy.bridge.faults import (
     BridgeEvent, FAULT_NAMES, FaultCfg, FaultError, FaultInjector, parse_fault_list,

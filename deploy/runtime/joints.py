@@ -5,7 +5,8 @@ Stream: 'joint_state' pos_rad(n), vel_rad_s(n) in contract order, or in any orde
 the runtime share). Command: [q* (n) rad, kp (n), kd (n)], contract order.
 Chain: NaN guard -> integrator -> joint clamp -> rate limit -> torque feasibility ->
 soft-start blend (or stand-up to the default pose, rate-limited too) -> latches (stale
-joint states, the parts' latches, joint position plausibility, joint velocity, e-stop) ->
+streams, the early parts' latches such as tilt, joint position plausibility, joint
+velocity, the other parts' latches such as leg-odometry speed, e-stop) ->
 damping or hold fallback, whose targets go through the same rate limit -> final clamp
 (position limits; torque-feasible where possible). The rate limit is relative to the last
 tick's final target (the measured pose while disarmed).

@@ -151,9 +151,9 @@ class EnvCfg:
     randomization: dict[str, RandomParamCfg] = field(default_factory=dict)
     """The randomization box: the scalar parameters each episode draws (names with units)."""
     corner_prob: float = 0.0
-    """Probability that an env draws the whole randomization box at its corners for an
-    episode: every box parameter at one of its bounds (training only, with the ranges
-    bias_edges wrapped; evaluation keeps 0)."""
+    """Probability that an env draws the whole randomization box at its corners: every box
+    parameter at one of its bounds (reset draws per episode, startup draws for the run;
+    training only, with the ranges bias_edges wrapped; evaluation keeps 0)."""
     num_envs: int = 4096
     """Number of parallel environments."""
     num_threads: int = 0

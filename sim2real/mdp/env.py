@@ -55,9 +55,9 @@ class RLEnv(Stateful):
         self.episode_length = torch.zeros(self.num_envs, dtype=torch.long)
         self.episode_return = torch.zeros(self.num_envs)
         self.corner_envs = torch.zeros(self.num_envs, dtype=torch.bool)
-        """Envs whose reset draws the whole box at its corners (cfg.corner_prob): set by
-        _reset_idx, read by that reset's draws, cleared by the next step, so that a resumed
-        run draws exactly as an uninterrupted one (not part of the env state)."""
+        """Envs whose draws take the whole box at its corners (cfg.corner_prob): set before
+        the startup draws and by each reset, read by those draws, cleared by the next step,
+        so that a resumed run draws exactly as an uninterrupted one (not env state)."""
         self.record_final_obs = False
         """When True, step() puts the finished episodes' last (undelayed) policy obs in
         extras['final_obs'] and their per-env statistics in extras['final_episode']."""
@@ -65,6 +65,7 @@ class RLEnv(Stateful):
         self.rewards = RewardManager(self, cfg.rewards, cfg.only_positive_rewards)
         self.terminations = TerminationManager(self, cfg.terminations)
         self.metrics = cfg.metrics.class_type(self, **cfg.metrics.params) if cfg.metrics else None
+        self._draw_corners(torch.arange(self.num_envs))   # the startup draws' corners
         self.events.apply('startup')
         self._reset_idx(torch.arange(self.num_envs))
         self.observations = ObservationManager(self, cfg.observations)
@@ -141,6 +142,7 @@ class RLEnv(Stateful):
         reset(seed), which the training runner calls, keeps the startup draws instead.
         """
         self.rng.manual_seed(seed)
+        self._draw_corners(torch.arange(self.num_envs))
         self.events.apply('startup')
         return self.reset_envs(torch.arange(self.num_envs))
 
@@ -199,12 +201,17 @@ class RLEnv(Stateful):
             out.update(self.metrics.finish(env_ids, terminated[env_ids]))
         return out
 
-    def _reset_idx(self, env_ids: torch.Tensor) -> None:
-        """Reset the given envs: corner draws, simulation, commands, reset events, action
-        history."""
+    def _draw_corners(self, env_ids: torch.Tensor) -> None:
+        """Which of env_ids draw the box at a corner in the draws that follow (reset events;
+        at construction and reseed also the startup events, whose draws last the run)."""
         if self.cfg.corner_prob > 0.0:
             self.corner_envs[env_ids] = torch.rand(
                 len(env_ids), generator=self.rng, device=self.device) < self.cfg.corner_prob
+
+    def _reset_idx(self, env_ids: torch.Tensor) -> None:
+        """Reset the given envs: corner draws, simulation, commands, reset events, action
+        history."""
+        self._draw_corners(env_ids)
         self.scene.reset(env_ids)
         for command in self.commands.values():
             command.resample(env_ids)

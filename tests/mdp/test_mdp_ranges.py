@@ -178,3 +178,20 @@ def test_corner_envs_draw_every_box_parameter_at_a_bound():
     assert not torch.equal(env.corner_envs, corner)
     env.step(torch.zeros(200, 4))
     assert not bool(env.corner_envs.any())
+
+
+def test_corner_draws_reach_the_startup_events():
+    """The quadruped's payload is a startup draw (once per run): with corner_prob 0.5 about
+    half the envs hold it at -1 or +3 kg, the others strictly inside."""
+    from sim2real.training import build_env
+    env = build_env('quadruped-flat', seed=2, num_envs=64, num_threads=1, corner_prob=0.5)
+    base = env.scene.info.base_body_id
+    payload = (env.scene.backend.expand('body_mass')[:, base].double()
+               - float(env.scene.model.body_mass[base]))
+    at_bound = (payload - (-1.0)).abs().lt(1e-9) | (payload - 3.0).abs().lt(1e-9)
+    assert 0.3 < float(at_bound.double().mean()) < 0.7
+    plain = build_env('quadruped-flat', seed=2, num_envs=64, num_threads=1)
+    plain_payload = (plain.scene.backend.expand('body_mass')[:, base].double()
+                     - float(plain.scene.model.body_mass[base]))
+    assert not bool(((plain_payload + 1.0).abs().lt(1e-9)
+                     | (plain_payload - 3.0).abs().lt(1e-9)).any())

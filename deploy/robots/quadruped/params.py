@@ -10,5 +10,6 @@ from sim2real.deploy.runtime.parts import BaseImuParams, LegOdometryParams, Velo
 
 
 @dataclass
-class QuadrupedParams(JointParams, BaseImuParams, VelocityCommandParams, LegOdometryParams):
-    """Parameters of a legged robot's policy node; per-joint lists follow joint_names."""
+class QuadrupedParams(LegOdometryParams, VelocityCommandParams, BaseImuParams, JointParams):
+    """Parameters of a legged robot's policy node; per-joint lists follow joint_names
+    (bases in reverse: the dataclass fields start with JointParams', as the file lists them)."""
