@@ -2,8 +2,8 @@
 simulated twin lives in its folder, sim2real.deploy.robots)."""
 
 from sim2real.deploy.bridge.faults import (
-    BridgeEvent, FAULT_NAMES, FaultCfg, FaultError, FaultInjector, parse_fault_list,
+    BridgeEvent, fault_names, FaultCfg, FaultError, FaultInjector, parse_fault_list,
     parse_schedule, ScheduledFault)
 
-__all__ = ['BridgeEvent', 'FAULT_NAMES', 'FaultCfg', 'FaultError', 'FaultInjector',
+__all__ = ['BridgeEvent', 'fault_names', 'FaultCfg', 'FaultError', 'FaultInjector',
            'parse_fault_list', 'parse_schedule', 'ScheduledFault']

@@ -26,11 +26,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-STREAMS = ('odom', 'imu', 'joint_states')
-"""Every sensor stream a bridge may fault (quadrotor: odom, imu; quadruped: joint_states,
-imu); a bridge accepts the fault names of its own streams only."""
-FAULT_NAMES = ('drop', 'delay', 'latency_spike', 'command_loss') + tuple(
-    f'{kind}_{stream}' for kind in ('frozen', 'nan') for stream in STREAMS)
+GENERIC_FAULTS = ('drop', 'delay', 'latency_spike', 'command_loss')
+"""Faults of every bridge: all sensor streams at once, or the incoming commands."""
+STREAM_FAULTS = ('frozen', 'nan')
+"""Faults of one sensor stream, named '<kind>_<stream>' (frozen_imu, nan_joint_states)."""
+
+
+def fault_names(streams) -> tuple[str, ...]:
+    """Every fault name of a bridge with these sensor streams."""
+    return GENERIC_FAULTS + tuple(f'{kind}_{stream}' for kind in STREAM_FAULTS
+                                  for stream in streams)
+
+
 _RELEASE_EPS_S = 1e-9   # a release at t + delay is due at now = t + delay despite rounding
 
 
@@ -72,22 +79,32 @@ class BridgeEvent:
     monotonic_s: float
 
 
-def validate_names(names) -> tuple[str, ...]:
-    """The names as a tuple; FaultError naming the unknown ones and listing valid ones."""
+def _valid(name: str, streams) -> bool:
+    """name is a fault of these streams (None: of any stream)."""
+    if streams is not None:
+        return name in fault_names(streams)
+    kind, _, stream = name.partition('_')
+    return name in GENERIC_FAULTS or (kind in STREAM_FAULTS and bool(stream))
+
+
+def validate_names(names, streams=None) -> tuple[str, ...]:
+    """The names as a tuple; FaultError naming the unknown ones and listing the valid ones
+    (faults of these sensor streams; None: '<kind>_<stream>' of any stream)."""
     names = tuple(names)
-    unknown = [n for n in names if n not in FAULT_NAMES]
+    unknown = [n for n in names if not _valid(n, streams)]
     if unknown:
+        valid = fault_names(streams if streams is not None else ('<stream>',))
         raise FaultError(f'unknown fault(s) {", ".join(map(repr, unknown))}; '
-                         f'valid: {", ".join(FAULT_NAMES)}')
+                         f'valid: {", ".join(valid)}')
     return names
 
 
-def parse_fault_list(text: str) -> tuple[str, ...]:
+def parse_fault_list(text: str, streams=None) -> tuple[str, ...]:
     """Validated fault names from a comma list such as 'drop, nan_imu' ('' -> none)."""
-    return validate_names(n.strip() for n in text.split(',') if n.strip())
+    return validate_names((n.strip() for n in text.split(',') if n.strip()), streams)
 
 
-def parse_schedule(text: str) -> tuple[ScheduledFault, ...]:
+def parse_schedule(text: str, streams=None) -> tuple[ScheduledFault, ...]:
     """Parse 'name@start_s+duration_s;...' (whitespace and empty entries ignored)."""
     entries = []
     for raw in text.split(';'):
@@ -106,7 +123,7 @@ def parse_schedule(text: str) -> tuple[ScheduledFault, ...]:
         if start_s < 0 or duration_s <= 0:
             raise FaultError(f'fault schedule entry {entry!r}: start_s must be >= 0 and '
                              'duration_s > 0')
-        validate_names([name.strip()])
+        validate_names([name.strip()], streams)
         entries.append(ScheduledFault(name.strip(), start_s, duration_s))
     return tuple(entries)
 
@@ -132,14 +149,14 @@ class FaultInjector:
     def set_active(self, names, now_s: float) -> None:
         """Replace the manual faults (names or a comma list; validated); the schedule stays."""
         if isinstance(names, str):
-            names = parse_fault_list(names)
-        self._manual = frozenset(validate_names(names))
+            names = parse_fault_list(names, self.streams)
+        self._manual = frozenset(validate_names(names, self.streams))
         self.update(now_s)
 
     def set_schedule(self, schedule, origin_s: float) -> None:
         """Use a schedule (string or ScheduledFault entries) relative to origin_s."""
-        self._schedule = parse_schedule(schedule) if isinstance(schedule, str) else tuple(
-            schedule)
+        self._schedule = parse_schedule(schedule, self.streams) if isinstance(
+            schedule, str) else tuple(schedule)
         self._origin_s = origin_s
         self.update(origin_s)
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from sim2real.deploy.bridge.faults import (
-    FAULT_NAMES, FaultError, parse_fault_list, parse_schedule)
+    FaultError, fault_names as stream_fault_names, parse_fault_list, parse_schedule)
 from sim2real.deploy.robots import robot_module
 
 COMMON_DEFAULTS = {
@@ -62,9 +62,7 @@ def declared_parameters(robot: str) -> dict:
 
 def fault_names(robot: str) -> tuple[str, ...]:
     """The fault names a robot's bridge accepts (faults of its own sensor streams)."""
-    streams = bridge_of(robot).streams
-    return tuple(n for n in FAULT_NAMES if not n.startswith(('frozen_', 'nan_'))
-                 or n.split('_', 1)[1] in streams)
+    return stream_fault_names(bridge_of(robot).streams)
 
 
 def parse_robot_faults(robot: str, text: str) -> tuple[str, ...]:

@@ -5,13 +5,17 @@ A robot's folder `deploy/robots/<robot>/` holds, one module per side: ``params.p
 ``ros_io.py`` (``ROS_IO``: the policy node's topics), ``bridge_sim.py`` and ``bridge.py``
 (``BRIDGE``: its simulated twin, ROS-free), ``bridge_io.py`` (``BRIDGE_IO``: the twin's
 topics in the bridge node). Shared modules look a robot up here by name and never branch on
-it. Modules are imported when first asked for, so a side loads only what it runs.
+it. Modules are imported when first asked for, so a side loads only what it runs. Robots
+outside this package register themselves through their plug-in's ``register_robots()``
+(`sim2real.plugins`), run when the registry is first asked for.
 """
 
 from __future__ import annotations
 
 import importlib
 from types import ModuleType
+
+from sim2real.plugins import load_plugins
 
 ROBOTS: dict[str, str] = {
     'quadrotor': 'sim2real.deploy.robots.quadrotor',
@@ -28,12 +32,15 @@ def register_robot(name: str, package: str) -> None:
 
 
 def robot_names() -> list[str]:
-    """Registered robot names, sorted."""
+    """Registered robot names (plug-ins' too), sorted."""
+    load_plugins('register_robots')
     return sorted(ROBOTS)
 
 
 def robot_module(name: str, part: str) -> ModuleType:
     """Module `part` of robot name's folder; KeyError listing the registered robots."""
+    if name not in ROBOTS:
+        load_plugins('register_robots')
     if name not in ROBOTS:
         raise KeyError(f'"{name}" is not a registered robot; registered: '
                        f'{", ".join(robot_names())} (sim2real.deploy.robots)')

@@ -179,8 +179,23 @@ INTEGRATORS = {cls.kind: cls for cls in (
     JointPositionRateCapped)}
 
 
+"""Action kind -> integrator class: a registry tasks with a new action kind extend
+(register_integrator, from the robot's deploy runtime module)."""
+
 JOINT_POSITION_KINDS = tuple(kind for kind in INTEGRATORS if kind.startswith('joint_position'))
-"""The action kinds that end in joint position targets with PD gains (the joint chain's)."""
+"""The built-in action kinds that end in joint position targets with PD gains (the joint
+chain's)."""
+
+
+def register_integrator(cls: type) -> type:
+    """Add an Integrator subclass under its kind (usable as a class decorator); another
+    class under a registered kind is an error."""
+    if not (isinstance(cls, type) and issubclass(cls, Integrator)) or not cls.kind:
+        raise TypeError(f'{cls!r} is not an Integrator subclass with a kind')
+    if INTEGRATORS.get(cls.kind, cls) is not cls:
+        raise ValueError(f'action kind "{cls.kind}" is already registered')
+    INTEGRATORS[cls.kind] = cls
+    return cls
 
 
 def make_integrator(contract: Contract, history_length: int = 1) -> Integrator:

@@ -8,7 +8,9 @@ stacks its built values of this and the last H - 1 ticks, newest first, as train
 
 Inputs a term may read: pos_w, target_pos_w, rotmat_wb, lin_vel_b, ang_vel_b, action_history
 (H, A), reference_velocity_w, joint_pos_rad, default_joint_pos_rad, joint_vel_rad_s,
-velocity_command.
+velocity_command, and whatever a robot's profile parts add. ``TERMS`` is a registry: a
+robot whose task observes something new registers the term (``register_term``) in its
+deploy folder's runtime module, which the runtime imports before it reads a contract.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ def _joints(contract: Contract) -> int:
     return len(contract.joint_names)
 
 
-# term name -> (value function of the inputs, expected size given the contract or None)
 TERMS = {
     'position_error_w': (
         lambda s: terms.position_error_w(s['target_pos_w'], s['pos_w']), lambda c: 3),
@@ -39,6 +40,18 @@ TERMS = {
     'joint_vel': (lambda s: s['joint_vel_rad_s'], _joints),
     'velocity_command': (lambda s: s['velocity_command'], lambda c: 3),
 }
+"""Term name -> (value function of the inputs, size given the contract; None: the action
+history's whole-step multiple)."""
+
+
+def register_term(name: str, func, size) -> None:
+    """Add deploy observation term name: func(inputs) -> values; size: an int or
+    size(contract) -> int. Re-registering the same function is a no-op, another one an error."""
+    sizer = size if callable(size) else (lambda c, n=int(size): n)
+    if name in TERMS and TERMS[name][0] is not func:
+        raise ValueError(f'observation term "{name}" is already registered')
+    if name not in TERMS:
+        TERMS[name] = (func, sizer)
 
 
 def action_history_length(contract: Contract) -> int:

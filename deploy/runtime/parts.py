@@ -45,8 +45,9 @@ class JointPart(Protocol):
         """Once per tick, after the command is final."""
 
 
-class _Part:
-    """Defaults of a part that has nothing to do at some of the hooks."""
+class PartBase:
+    """Defaults of a part that has nothing to do at some of the hooks (a robot's own parts,
+    such as a tracked target, subclass it)."""
 
     shapes: dict = {}
     watchdogs: list = []
@@ -79,7 +80,7 @@ class BaseImuParams:
     """Base tilt beyond which the fallback latches [rad]."""
 
 
-class BaseImu(_Part):
+class BaseImu(PartBase):
     """Floating-base IMU: orientation and gyro for the terms, the tilt latch."""
 
     early = True
@@ -122,7 +123,7 @@ class VelocityCommandParams:
     """|vx| [m/s], |vy| [m/s], |yaw rate| [rad/s] the velocity command is clipped to."""
 
 
-class VelocityCommand(_Part):
+class VelocityCommand(PartBase):
     """(vx, vy, yaw rate) commands, clipped to their limits; zero before the first."""
 
     def __init__(self, contract: Contract, params: VelocityCommandParams):
@@ -149,7 +150,7 @@ class LegOdometryParams:
     0: no latch (the estimate is still computed when the contract names the feet)."""
 
 
-class LegOdometryPart(_Part):
+class LegOdometryPart(PartBase):
     """Pinocchio leg odometry every tick when the contract names the feet; its speed latch."""
 
     def __init__(self, contract: Contract, params: LegOdometryParams):

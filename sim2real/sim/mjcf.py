@@ -15,14 +15,31 @@ BASE_JOINT = 'root'
 IMU_SITE = 'imu'
 
 
+def _import_urdf(urdf: Path) -> mujoco.MjSpec:
+    """MuJoCo's URDF import, with a clear UrdfError for malformed XML or what MuJoCo refuses."""
+    parse_urdf(urdf)  # clear error on malformed XML before MuJoCo's own parser
+    try:
+        return mujoco.MjSpec.from_file(str(urdf))
+    except ValueError as exc:
+        raise UrdfError(f'{urdf}: MuJoCo cannot import it: {exc}') from exc
+
+
+def _add_world(spec: mujoco.MjSpec, physics_dt_s: float, target_body: str) -> None:
+    """Timestep, a floor plane, a light and a chase camera aimed at target_body."""
+    spec.option.timestep = physics_dt_s
+    spec.worldbody.add_geom(
+        name='floor', type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05],
+        friction=[1.0, 0.005, 0.0001])
+    spec.worldbody.add_light(pos=[0, 0, 4], dir=[0, 0, -1])
+    spec.worldbody.add_camera(
+        name='chase', pos=[1.2, -1.2, 2.2], mode=mujoco.mjtCamLight.mjCAMLIGHT_TARGETBODYCOM,
+        targetbody=target_body)
+
+
 def load_floating_base(urdf: str | Path, physics_dt_s: float) -> mujoco.MjSpec:
     """URDF -> MjSpec with a free-floating base, a floor and the given timestep."""
     urdf = Path(urdf)
-    parse_urdf(urdf)  # clear error on malformed XML before MuJoCo's own parser
-    try:
-        spec = mujoco.MjSpec.from_file(str(urdf))
-    except ValueError as exc:
-        raise UrdfError(f'{urdf}: MuJoCo cannot import it: {exc}') from exc
+    spec = _import_urdf(urdf)
     base = spec.body(BASE_BODY)
     if base is None:
         raise UrdfError(f'{urdf}: no link named "{BASE_BODY}"')
@@ -34,14 +51,7 @@ def load_floating_base(urdf: str | Path, physics_dt_s: float) -> mujoco.MjSpec:
         # y), so body_inertia would read (Izz, Iyy, Ixx) where consumers expect (x, y, z).
         base.inertia = full[:3]
         base.fullinertia = [np.nan, 0, 0, 0, 0, 0]
-    spec.option.timestep = physics_dt_s
-    spec.worldbody.add_geom(
-        name='floor', type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05],
-        friction=[1.0, 0.005, 0.0001])
-    spec.worldbody.add_light(pos=[0, 0, 4], dir=[0, 0, -1])
-    spec.worldbody.add_camera(
-        name='chase', pos=[1.2, -1.2, 2.2], mode=mujoco.mjtCamLight.mjCAMLIGHT_TARGETBODYCOM,
-        targetbody=BASE_BODY)
+    _add_world(spec, physics_dt_s, BASE_BODY)
     base.add_site(name=IMU_SITE, pos=[0, 0, 0])
     spec.add_sensor(name='gyro', type=mujoco.mjtSensor.mjSENS_GYRO,
                     objtype=mujoco.mjtObj.mjOBJ_SITE, objname=IMU_SITE)
@@ -51,6 +61,21 @@ def load_floating_base(urdf: str | Path, physics_dt_s: float) -> mujoco.MjSpec:
                     objtype=mujoco.mjtObj.mjOBJ_SITE, objname=IMU_SITE)
     spec.add_sensor(name='base_quat', type=mujoco.mjtSensor.mjSENS_FRAMEQUAT,
                     objtype=mujoco.mjtObj.mjOBJ_SITE, objname=IMU_SITE)
+    return spec
+
+
+def load_fixed_base(urdf: str | Path, physics_dt_s: float) -> mujoco.MjSpec:
+    """URDF -> MjSpec with its root link welded to the world (an arm on a table, a hand on a
+    wrist mount), a floor and the given timestep. No free joint: qpos holds the joints only."""
+    urdf = Path(urdf)
+    spec = _import_urdf(urdf)
+    roots = [b for b in spec.worldbody.bodies]
+    if len(roots) != 1:
+        raise UrdfError(f'{urdf}: expected one root link, MuJoCo imported {len(roots)}')
+    if any(j.type == mujoco.mjtJoint.mjJNT_FREE for j in spec.joints):
+        raise UrdfError(f'{urdf}: a fixed-base robot has no free joint')
+    spec.compiler.fusestatic = False   # keep links on fixed joints (end effectors) as bodies
+    _add_world(spec, physics_dt_s, roots[0].name)
     return spec
 
 

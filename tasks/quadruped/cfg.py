@@ -14,9 +14,9 @@ import math
 from sim2real.mdp.cfg import (
     EnvCfg, EventTermCfg, ObsGroupCfg, ObsTermCfg, RandomParamCfg, RewardTermCfg, TermClassCfg,
     TerminationTermCfg)
+from sim2real.mdp.joint_actions import JointPositionAction
 from sim2real.sim.terrain import TerrainCfg
 from sim2real.tasks.quadruped import events, mdp
-from sim2real.tasks.quadruped.actions import JointPositionAction
 from sim2real.tasks.quadruped.commands import UniformVelocityCommand
 from sim2real.tasks.quadruped.metrics import VelocityMetrics
 from sim2real.tasks.quadruped.scene import QuadrupedScene
@@ -178,6 +178,7 @@ def quadruped_rough_cfg(play: bool = False, action: str | None = None,
         # 0-1 control tick (0-20 ms) of action delay on top of 0-1 tick of observation delay:
         # up to 40 ms end to end, above the 1-tick latency legged robots are usually modelled
         # with; the first, slower runs had 0-2 ticks of action delay (60 ms in all)
+        # legged_gym's / unitree_rl_gym's Go2 action_scale 0.25 (PD gains: the scene's)
         action=TermClassCfg(_resolve_action(action), {
             'scale': 0.25, 'clip': 4.0, 'delay_ticks': (0, 1)}),
         # vx U(-1, 1) m/s, vy U(-0.5, 0.5) m/s, yaw rate U(-1, 1) rad/s, every 10 s [LG];

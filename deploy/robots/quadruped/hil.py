@@ -26,10 +26,10 @@ from std_msgs.msg import Float64MultiArray
 
 from sim2real import terms
 from sim2real.deploy import ros_msgs
-from sim2real.hil import metrics
+from sim2real.hil import joint_runs, metrics
 from sim2real.hil.monitor import HilError, HilMonitor
 from sim2real.hil.robot import RobotHil
-from sim2real.hil.scenarios import condition_time, FaultCase, is_number, Scenario
+from sim2real.hil.scenarios import FaultCase, is_number, Scenario
 from sim2real.hil.verdicts import NominalBound
 
 COMMAND_M_S = (0.5, 0.0, 0.0)
@@ -41,8 +41,9 @@ FALL_TILT_RAD = 1.0
 NOMINAL_LIN_VEL_ERROR_MPS = 0.15
 """Largest mean planar velocity error of the nominal walk (the flat task's 0.1 m/s over
 randomized episodes, plus the stand-up's first seconds of walking)."""
-TIMEOUT_KEYS = {'joint_states': 'joint_state_timeout_s'}
-"""The node's timeout parameter of the bridge's joint_states stream."""
+TIMEOUT_KEYS = {'joint_states': 'joint_state_timeout_s', 'cmd_vel': 'command_timeout_s'}
+"""The node's timeout parameter of the bridge's joint_states stream and of the operator's
+cmd_vel (which the monitor publishes)."""
 
 
 def faults(node: dict, bridge: dict) -> dict[str, FaultCase]:
@@ -56,7 +57,7 @@ def faults(node: dict, bridge: dict) -> dict[str, FaultCase]:
         FaultCase('nan_imu', 'latch', 'effect', ('imu',)),
         FaultCase('latency_spike', 'latch', 'stale', ('joint_states', 'imu')),
         FaultCase('command_loss', 'watchdog', 'timeout'),
-        FaultCase('cmd_vel_loss', 'latch', 'cmd_vel'),
+        FaultCase('cmd_vel_loss', 'latch', 'stale', ('cmd_vel',)),
     ]
     return {c.name: c for c in cases}
 
@@ -113,26 +114,6 @@ def fell(pos_w: np.ndarray, quat_wxyz: np.ndarray) -> bool:
                 or metrics.tilt_rad(quat_wxyz).max() > FALL_TILT_RAD)
 
 
-def violations(mon: HilMonitor, sc: Scenario, t0_s: float, t1_s: float) -> int:
-    """Position targets outside the node's joint limits or non-finite; negative or
-    non-finite gains. (Torque feasibility needs q at the command's instant: it is checked
-    by the runtime's own tests, not judged here.)"""
-    count = 0
-    cmds = mon.window('commands', t0_s, t1_s)
-    if cmds:
-        target = np.array([c[1] for c in cmds])
-        low, high = np.asarray(sc.node['pos_min_rad']), np.asarray(sc.node['pos_max_rad'])
-        with np.errstate(invalid='ignore'):
-            bad = ~np.isfinite(target) | (target < low - 1e-9) | (target > high + 1e-9)
-        count += int(bad.any(axis=1).sum())
-    gains = mon.window('gains', t0_s, t1_s)
-    if gains:
-        kp = np.array([g[1] for g in gains])
-        with np.errstate(invalid='ignore'):
-            count += int((~np.isfinite(kp) | (kp < 0.0)).any(axis=1).sum())
-    return count
-
-
 def nominal(mon: HilMonitor, sc: Scenario, duration_s: float) -> dict:
     """Stand up, walk at COMMAND_M_S for duration_s: fell, velocity error, timing, violations."""
     t_enable = launch(mon)
@@ -154,7 +135,7 @@ def nominal(mon: HilMonitor, sc: Scenario, duration_s: float) -> dict:
         'distance_m': float(np.linalg.norm(pos[-1, :2] - pos[0, :2])) if len(pos) else 0.0,
         'states_seen': sorted({s for _t, s in states}),
         'received_state_rate_hz': (len(states) - 1) / (t1 - t0) if len(states) > 1 else 0.0,
-        'limit_violations': violations(mon, sc, t_enable, t1),
+        'limit_violations': joint_runs.violations(mon, sc, t_enable, t1),
         'diagnostics': {k: float(v) for k, v in mon.diagnostics.items() if is_number(v)},
     }
 
@@ -166,10 +147,7 @@ def _inject(mon: HilMonitor, case: FaultCase) -> dict:
         last_sent_s = mon.stop_cmd_vel()
         return {'fault': case.name, 'monotonic_s': onset_s, 'received_s': onset_s,
                 'last_fresh_s': {'cmd_vel': last_sent_s}}
-    t_set = time.monotonic()
-    mon.set_faults(case.name)
-    mon.wait_for(lambda: mon.events_since(t_set, 'fault_on'), 2.0, f'{case.name} to start')
-    return mon.events_since(t_set, 'fault_on')[0]
+    return joint_runs.inject_bridge_fault(mon, case)
 
 
 def _clear(mon: HilMonitor, case: FaultCase) -> None:
@@ -177,59 +155,19 @@ def _clear(mon: HilMonitor, case: FaultCase) -> None:
     if case.name == 'cmd_vel_loss':
         mon.start_cmd_vel(*COMMAND_M_S)
     else:
-        mon.set_faults('')
+        joint_runs.clear_bridge_fault(mon, case)
 
 
-def _damped_after(mon: HilMonitor, t_fallback_s: float | None, t_end_s: float) -> bool:
-    """Every kp array the node sent after its fallback began is zero (True without gains)."""
-    if t_fallback_s is None:
-        return False
-    gains = mon.window('gains', t_fallback_s + 0.005, t_end_s)
-    return all(np.all(g[1] == 0.0) for g in gains)
+def _fell(mon: HilMonitor, t0_s: float, t1_s: float) -> bool:
+    """Whether the robot fell in [t0, t1] (ground truth)."""
+    pos, quat, _ = _truth(mon, t0_s, t1_s)
+    return fell(pos, quat)
 
 
 def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase) -> dict:
-    """Launch, walk (or stand up), inject one fault for observe_s, judge on [onset, end]."""
-    t_enable = launch(mon)
-    time.sleep(sc.fault_settle_s)
-    onset_event = _inject(mon, case)
-    onset = onset_event['monotonic_s']
-    time.sleep(sc.observe_s)
-    t_end = time.monotonic()
-    _clear(mon, case)
-    count = violations(mon, sc, t_enable, t_end)
-    pos, quat, _ = _truth(mon, onset, t_end)
-    states = mon.window('states', onset - 0.1, t_end)
-    state_times, state_names = [s[0] for s in states], [s[1] for s in states]
-    fallback_times = [t for t, s in states if s.startswith('fallback')]
-    t_fallback = fallback_times[0] if fallback_times else None
-    fell_now = fell(pos, quat)
-    if case.condition == 'cmd_vel':
-        t_cond = onset_event['last_fresh_s']['cmd_vel'] + sc.node['command_timeout_s']
-    else:
-        t_cond = condition_time(mon, sc, case, onset_event)
-    if case.expect == 'tolerate':
-        ticks = 0
-        safe = not fell_now or t_fallback is not None
-    elif case.expect == 'latch':
-        ticks = metrics.ticks_to_safe(state_times, state_names, t_cond)
-        safe = ticks is not None and ticks <= 2 and _damped_after(mon, t_fallback, t_end)
-    else:
-        trips = mon.events_since(onset_event['received_s'] - 1.0, 'watchdog')
-        ticks = metrics.ticks_between(t_cond, trips[0]['monotonic_s'] if trips else None,
-                                      sc.period_s)
-        safe = ticks is not None and ticks <= 2
-    return {
-        'recovered_safe': bool(safe and count == 0),
-        'ticks_to_safe': -1 if ticks is None else int(ticks),
-        'limit_violations': int(count),
-        'expect': case.expect,
-        'fallback': t_fallback is not None,
-        'final_state': state_names[-1] if state_names else '',
-        'fell': fell_now,
-        'condition_after_onset_s': round(t_cond - onset, 4),
-        'fallback_after_onset_s': None if t_fallback is None else round(t_fallback - onset, 4),
-    }
+    """Launch, walk (or stand up), inject one fault for observe_s, judge on [onset, end]
+    (sim2real.hil.joint_runs.fault_run)."""
+    return joint_runs.fault_run(mon, sc, case, launch, _inject, _clear, _fell)
 
 
 def bound(sc: Scenario) -> NominalBound:

@@ -104,3 +104,27 @@ def test_unknown_kind_is_named():
     """An action kind the runtime does not know raises ContractError naming action.kind."""
     with pytest.raises(ContractError, match='action.kind'):
         make_integrator(_contract('torques', 2, {}, default=(0.0, 0.0)))
+
+
+def test_a_registered_kind_is_built_and_a_clash_refused(monkeypatch):
+    """register_integrator adds a kind make_integrator builds; another class under a taken
+    kind and a non-Integrator are refused."""
+    from sim2real.deploy.runtime import integrators
+
+    monkeypatch.setattr(integrators, 'INTEGRATORS', dict(integrators.INTEGRATORS))
+
+    @integrators.register_integrator
+    class Torques(integrators.Integrator):
+        kind = 'torques'
+        required = ('torque_scale_nm',)
+
+        def command(self, a):
+            return a * self.param('torque_scale_nm')
+    integrator = make_integrator(_contract('torques', 2, {'torque_scale_nm': [2.0, 3.0]},
+                                           default=(0.0, 0.0)))
+    np.testing.assert_allclose(integrator.step(np.array([0.5, 9.0])), [1.0, 3.0])  # clip 1
+    assert integrators.register_integrator(Torques) is Torques   # the same class again: no-op
+    with pytest.raises(ValueError, match='already registered'):
+        integrators.register_integrator(type('Other', (Torques,), {}))
+    with pytest.raises(TypeError, match='not an Integrator'):
+        integrators.register_integrator(dict)

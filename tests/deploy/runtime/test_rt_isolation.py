@@ -26,7 +26,7 @@ result = runtime.step(0.0)
 assert result.state == 'soft_start' and result.action.shape == (4,)
 loaded = sorted(m for m in sys.modules if m.split('.')[0] in BLOCKED)
 allowed = ('sim2real', 'sim2real.contract', 'sim2real.contract_digest', 'sim2real.terms',
-           'sim2real.assets', 'sim2real.onnx_io', 'sim2real.urdf',
+           'sim2real.assets', 'sim2real.onnx_io', 'sim2real.urdf', 'sim2real.plugins',
            'sim2real.deploy', 'sim2real.deploy.runtime', 'sim2real.deploy.robots')
 robot = ('sim2real.deploy.robots.quadrotor', 'sim2real.deploy.robots.quadrotor.params',
          'sim2real.deploy.robots.quadrotor.profile', 'sim2real.deploy.robots.quadrotor.runtime')
@@ -38,8 +38,9 @@ print('OK', loaded, ours)
 
 def test_runtime_needs_no_torch_mujoco_or_rclpy(quad_policy, quad_params_file, repo_root):
     """Blocking torch, mujoco, rclpy: a Runtime builds and steps armed; only the contract
-    (and its digest), terms, assets, urdf and onnx_io modules of sim2real are loaded besides
-    the runtime itself and the runtime side of the robot's folder (not its bridge or ROS)."""
+    (and its digest), terms, assets, urdf, onnx_io and plug-in loader modules of sim2real
+    are loaded besides the runtime itself and the runtime side of the robot's folder (not its
+    bridge or ROS)."""
     proc = subprocess.run(
         [sys.executable, '-c', BLOCKED_RUN, str(quad_policy), str(quad_params_file)],
         capture_output=True, text=True, cwd=repo_root, timeout=60)

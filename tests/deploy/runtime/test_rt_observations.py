@@ -117,6 +117,31 @@ def test_unknown_term_is_named(quad_contract):
         ObservationBuilder(contract)
 
 
+def test_a_registered_term_is_built_and_its_size_checked(quad_contract, monkeypatch):
+    """register_term adds 'foot_contacts' (size 4): built from its input after the
+    contract's terms; a contract giving it 3 entries is refused; a second function under the
+    name is an error."""
+    from sim2real.deploy.runtime import observations
+    monkeypatch.setattr(observations, 'TERMS', dict(observations.TERMS))
+
+    def contacts(s):
+        return s['foot_contacts']
+    observations.register_term('foot_contacts', contacts, 4)
+    observations.register_term('foot_contacts', contacts, 4)   # the same function: no-op
+    with pytest.raises(ValueError, match='already registered'):
+        observations.register_term('foot_contacts', lambda s: s['x'], 4)
+    contract = type(quad_contract).from_json(quad_contract.to_json())
+    contract.observations.append(ObservationTermSpec('foot_contacts', 4))
+    obs = ObservationBuilder(contract).build({
+        'pos_w': np.zeros(3), 'target_pos_w': np.zeros(3), 'rotmat_wb': np.eye(3),
+        'lin_vel_b': np.zeros(3), 'ang_vel_b': np.zeros(3), 'action_history': np.zeros((4, 4)),
+        'foot_contacts': np.array([1.0, 0.0, 1.0, 1.0])})
+    np.testing.assert_allclose(obs[0, -4:], [1.0, 0.0, 1.0, 1.0])
+    contract.observations[-1] = ObservationTermSpec('foot_contacts', 3)
+    with pytest.raises(ContractError, match=r'observations\[5\]\.size'):
+        ObservationBuilder(contract)
+
+
 def test_policy_runner_uses_one_thread_each_and_is_deterministic(quad_policy):
     """1 intra-op and 1 inter-op thread; same input -> identical (4,) float64 output."""
     runner = PolicyRunner(quad_policy)

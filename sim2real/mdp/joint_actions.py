@@ -1,9 +1,14 @@
-"""Quadruped action term: joint position offsets from the standing pose, delayed, PD-tracked.
+"""Joint action term of any jointed robot: position offsets from the default pose, delayed,
+PD-tracked.
 
 q* = q0 + scale * clip(a, -clip, clip) [rad], policy joint order. The target reaches the
 motors 0..max control ticks late (per env, drawn at reset, a DelayBuffer) and is tracked by
-the physics-rate PD of ``sim2real.sim.joint_actuator``. Scale 0.25 and the PD gains are
-legged_gym's / unitree_rl_gym's Go2 values (action_scale 0.25, stiffness 20, damping 0.5).
+the physics-rate PD of ``sim2real.sim.joint_actuator``. The deploy runtime's integrator of
+the same kind (``joint_position_offset``) computes the same targets.
+
+What it asks of the scene: ``joint_names``, ``default_joint_pos_rad`` (a tensor, policy
+order), ``actuator`` (a JointActuator whose ``target_rad`` it sets), ``apply_actuators(dt)``,
+``robot_description()`` and ``robot_params()`` (kp, kd and effort limits per joint).
 """
 
 from __future__ import annotations
@@ -36,16 +41,16 @@ class JointPositionAction(Stateful):
         n = env.num_envs
         self.size = len(self.scene.joint_names)
         self.last_action = torch.zeros(n, self.size)
-        """Latest clipped policy output, (N, 12)."""
+        """Latest clipped policy output, (N, joints)."""
         self.prev_action = torch.zeros(n, self.size)
-        """Clipped policy output one tick earlier, (N, 12)."""
+        """Clipped policy output one tick earlier, (N, joints)."""
         self._buffer = DelayBuffer(n, (self.size,), int(round(bounds(delay_ticks)[1])), xp=torch,
                                    dtype=torch.float32)
         self._default = self.scene.default_joint_pos_rad
 
     @property
     def history(self) -> torch.Tensor:
-        """The latest clipped output as a one-step history, (N, 1, 12) (deploy's layout)."""
+        """The latest clipped output as a one-step history, (N, 1, joints) (deploy's layout)."""
         return self.last_action[:, None, :]
 
     @property
@@ -79,7 +84,7 @@ class JointPositionAction(Stateful):
         params = self.scene.robot_params()
         return ActionSpec(kind=self.kind, size=self.size, clip=self.clip, params={
             'scale': self.scale,
-            'default_joint_pos_rad': self.scene.info.default_joint_pos_rad.tolist(),
+            'default_joint_pos_rad': self.scene.robot_description()['default_joint_pos_rad'],
             'kp_nm_per_rad': params['kp_nm_per_rad'],
             'kd_nm_s_per_rad': params['kd_nm_s_per_rad'],
             'effort_limit_nm': params['effort_limit_nm'],

@@ -1,0 +1,113 @@
+"""HIL runs any joint robot shares: limit checks of position targets and gains, and the fault
+run (launch, inject, observe, judge the node's fallback or the bridge's watchdog).
+
+A joint robot's HIL profile supplies what differs: how a run launches (its operator's
+streams), faults only the monitor can inject (an operator stream it stops), and whether
+the robot fell.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import numpy as np
+
+from sim2real.hil import metrics
+from sim2real.hil.monitor import HilMonitor
+from sim2real.hil.scenarios import condition_time, FaultCase, Scenario
+
+
+def violations(mon: HilMonitor, sc: Scenario, t0_s: float, t1_s: float) -> int:
+    """Position targets outside the node's joint limits or non-finite; negative or
+    non-finite gains. (Torque feasibility needs q at the command's instant: it is checked
+    by the runtime's own tests, not judged here.)"""
+    count = 0
+    cmds = mon.window('commands', t0_s, t1_s)
+    if cmds:
+        target = np.array([c[1] for c in cmds])
+        low, high = np.asarray(sc.node['pos_min_rad']), np.asarray(sc.node['pos_max_rad'])
+        with np.errstate(invalid='ignore'):
+            bad = ~np.isfinite(target) | (target < low - 1e-9) | (target > high + 1e-9)
+        count += int(bad.any(axis=1).sum())
+    gains = mon.window('gains', t0_s, t1_s)
+    if gains:
+        kp = np.array([g[1] for g in gains])
+        with np.errstate(invalid='ignore'):
+            count += int((~np.isfinite(kp) | (kp < 0.0)).any(axis=1).sum())
+    return count
+
+
+def damped_after(mon: HilMonitor, t_fallback_s: float | None, t_end_s: float) -> bool:
+    """Every kp array the node sent after its fallback began is zero (True without gains)."""
+    if t_fallback_s is None:
+        return False
+    gains = mon.window('gains', t_fallback_s + 0.005, t_end_s)
+    return all(np.all(g[1] == 0.0) for g in gains)
+
+
+def inject_bridge_fault(mon: HilMonitor, case: FaultCase) -> dict:
+    """Switch a bridge fault on; its onset event as the bridge reports it."""
+    t_set = time.monotonic()
+    mon.set_faults(case.name)
+    mon.wait_for(lambda: mon.events_since(t_set, 'fault_on'), 2.0, f'{case.name} to start')
+    return mon.events_since(t_set, 'fault_on')[0]
+
+
+def clear_bridge_fault(mon: HilMonitor, case: FaultCase) -> None:
+    """Switch the bridge's faults off."""
+    mon.set_faults('')
+
+
+def never_fell(mon: HilMonitor, t0_s: float, t1_s: float) -> bool:
+    """A robot that cannot fall (a fixed base)."""
+    return False
+
+
+def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase, launch: Callable,
+              inject: Callable = inject_bridge_fault, clear: Callable = clear_bridge_fault,
+              fell: Callable = never_fell) -> dict:
+    """Launch, run fault_settle_s, inject one fault for observe_s, judge on [onset, end].
+
+    launch(mon) -> steady time of the enable; inject(mon, case) -> the onset event
+    (monotonic_s, received_s, last_fresh_s per stream); fell(mon, t0, t1) -> bool.
+    'tolerate': safe when it did not fall (or fell back); 'latch': the node's fallback
+    within 2 ticks of the condition, damping commanded after it; 'watchdog': the bridge's
+    driver watchdog within 2 ticks of its command timeout. Any limit violation fails.
+    """
+    t_enable = launch(mon)
+    time.sleep(sc.fault_settle_s)
+    onset_event = inject(mon, case)
+    onset = onset_event['monotonic_s']
+    time.sleep(sc.observe_s)
+    t_end = time.monotonic()
+    clear(mon, case)
+    count = violations(mon, sc, t_enable, t_end)
+    states = mon.window('states', onset - 0.1, t_end)
+    state_times, state_names = [s[0] for s in states], [s[1] for s in states]
+    fallback_times = [t for t, s in states if s.startswith('fallback')]
+    t_fallback = fallback_times[0] if fallback_times else None
+    fell_now = fell(mon, onset, t_end)
+    t_cond = condition_time(mon, sc, case, onset_event)
+    if case.expect == 'tolerate':
+        ticks = 0
+        safe = not fell_now or t_fallback is not None
+    elif case.expect == 'latch':
+        ticks = metrics.ticks_to_safe(state_times, state_names, t_cond)
+        safe = ticks is not None and ticks <= 2 and damped_after(mon, t_fallback, t_end)
+    else:
+        trips = mon.events_since(onset_event['received_s'] - 1.0, 'watchdog')
+        ticks = metrics.ticks_between(t_cond, trips[0]['monotonic_s'] if trips else None,
+                                      sc.period_s)
+        safe = ticks is not None and ticks <= 2
+    return {
+        'recovered_safe': bool(safe and count == 0),
+        'ticks_to_safe': -1 if ticks is None else int(ticks),
+        'limit_violations': int(count),
+        'expect': case.expect,
+        'fallback': t_fallback is not None,
+        'final_state': state_names[-1] if state_names else '',
+        'fell': fell_now,
+        'condition_after_onset_s': round(t_cond - onset, 4),
+        'fallback_after_onset_s': None if t_fallback is None else round(t_fallback - onset, 4),
+    }

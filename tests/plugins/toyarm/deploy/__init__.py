@@ -1,0 +1,1 @@
+"""toyarm's deploy-side folder: node parameters, runtime, ROS I/O, simulated twin, HIL."""

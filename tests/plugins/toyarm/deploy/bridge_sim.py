@@ -1,0 +1,105 @@
+"""toyarm's simulated twin for the HIL bridge: the training plant behind a joint driver.
+
+The model comes from the same URDF through ``sim2real.sim.joint_robot.fixed_base_model``;
+the joints are driven by the same ``JointActuator`` PD (numpy) at physics rate, as in
+training. The driver holds the rest pose after reset and tracks position targets
+(Float64MultiArray, contract joint order); a command timeout switches it to damping (event
+'watchdog') until the next target. Ground truth is the tip position (z: the arm's plane).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import mujoco
+import numpy as np
+
+from sim2real.deploy.bridge.faults import BridgeEvent
+from sim2real.sim.joint_actuator import JointActuator, JointActuatorCfg
+from sim2real.sim.joint_robot import fixed_base_model
+
+from toyarm.kinematics import DEFAULT_POSE_RAD, link_lengths_m, tip_pos_b
+
+PLANE_HEIGHT_M = 0.1
+"""Height of the arm's plane above the base (the shoulder joint's origin) [m]."""
+
+
+class ToyArmSim:
+    """MuJoCo arm with the training actuator, a rest-pose start and a command watchdog."""
+
+    def __init__(self, urdf_path: str | Path, physics_rate_hz: float, kp_nm_per_rad,
+                 kd_nm_s_per_rad, damping_kd: float, command_timeout_s: float):
+        """Model at physics_rate_hz with the driver's gains (contract joint order)."""
+        self.dt_s = 1.0 / physics_rate_hz
+        self.model, self.info = fixed_base_model(urdf_path, self.dt_s)
+        self.data = mujoco.MjData(self.model)
+        self.links_m = link_lengths_m(urdf_path)
+        n = len(self.info.joint_names)
+        self.actuator = JointActuator(JointActuatorCfg(
+            kp_nm_per_rad, kd_nm_s_per_rad, tuple(self.info.effort_limit_nm)), 1, n, xp=np,
+            dtype=np.float64)
+        self.nominal_kp = self.actuator.kp_nm_per_rad.copy()
+        self.nominal_kd = self.actuator.kd_nm_s_per_rad.copy()
+        self.damping_kd = damping_kd
+        self.command_timeout_s = command_timeout_s
+        self.rejected_commands = 0
+        self._events: list[BridgeEvent] = []
+        self.reset()
+
+    def reset(self, now_s: float | None = None) -> None:
+        """At the rest pose, the PD holding it; no command yet."""
+        mujoco.mj_resetData(self.model, self.data)
+        self.data.qpos[self.info.qpos_adr] = DEFAULT_POSE_RAD
+        self.actuator.reset(slice(None), np.asarray(DEFAULT_POSE_RAD))
+        self._hold_gains(True)
+        self.failsafe = False
+        self._last_command_s: float | None = None
+        if now_s is not None:
+            self._events.append(BridgeEvent('reset', '', now_s))
+
+    def set_targets(self, values, now_s: float) -> bool:
+        """Position targets [rad]; False (refused, counted) if non-finite or mis-sized."""
+        target = np.asarray(values, dtype=np.float64).reshape(-1)
+        if target.shape != (len(self.info.joint_names),) or not np.all(np.isfinite(target)):
+            self.rejected_commands += 1
+            return False
+        self.actuator.target_rad[0] = target
+        self._last_command_s = now_s
+        if self.failsafe:
+            self.failsafe = False
+            self._hold_gains(True)
+        return True
+
+    def _hold_gains(self, nominal: bool) -> None:
+        """The driver's PD gains (nominal), or damping (kp 0, kd damping_kd)."""
+        self.actuator.kp_nm_per_rad[:] = self.nominal_kp if nominal else 0.0
+        self.actuator.kd_nm_s_per_rad[:] = self.nominal_kd if nominal else self.damping_kd
+
+    def step(self, now_s: float) -> None:
+        """One physics step at wall time now_s (watchdog, PD, MuJoCo)."""
+        if (not self.failsafe and self._last_command_s is not None
+                and now_s - self._last_command_s > self.command_timeout_s):
+            self.failsafe = True
+            self._hold_gains(False)
+            self._events.append(BridgeEvent('watchdog', '', now_s))
+        q, qd = self.data.qpos[self.info.qpos_adr], self.data.qvel[self.info.qvel_adr]
+        self.data.ctrl[self.info.actuator_ids] = self.actuator.torque(q[None], qd[None])[0]
+        mujoco.mj_step(self.model, self.data)
+
+    def pop_events(self) -> list[BridgeEvent]:
+        """'watchdog' / 'reset' events since the last call."""
+        events, self._events = self._events, []
+        return events
+
+    def joint_states(self) -> dict[str, np.ndarray]:
+        """pos_rad, vel_rad_s, effort_nm in the URDF's joint order."""
+        return {'pos_rad': self.data.qpos[self.info.qpos_adr].copy(),
+                'vel_rad_s': self.data.qvel[self.info.qvel_adr].copy(),
+                'effort_nm': self.actuator.torque_nm[0].copy()}
+
+    def ground_truth(self) -> dict[str, np.ndarray]:
+        """Tip position as pos_w [m], identity orientation, zero twist; never faulted."""
+        tip = tip_pos_b(self.data.qpos[self.info.qpos_adr], *self.links_m)
+        return {'pos_w': np.array([tip[0], tip[1], PLANE_HEIGHT_M]),
+                'quat_wxyz': np.array([1.0, 0.0, 0.0, 0.0]),
+                'lin_vel_b': np.zeros(3), 'ang_vel_b': np.zeros(3)}

@@ -1,0 +1,71 @@
+"""Plug-in discovery: packages named in SIM2REAL_PLUGINS or by an installed distribution's
+entry point run their hooks once; a broken plug-in is named in the error."""
+
+import sys
+
+import pytest
+
+from sim2real import plugins
+
+
+@pytest.fixture
+def plugin_dir(tmp_path, monkeypatch):
+    """A sys.path folder for throwaway plug-in packages; forgets their hooks afterwards."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delenv(plugins.ENV_VAR, raising=False)
+    before = set(plugins._done)
+    yield tmp_path
+    plugins._done.intersection_update(before)
+    for name in [m for m in sys.modules if m.startswith('demo_plugin')]:
+        del sys.modules[name]
+
+
+def _package(folder, name: str, body: str) -> None:
+    """Write package name with __init__ body."""
+    (folder / name).mkdir()
+    (folder / name / '__init__.py').write_text(body)
+
+
+HOOKS = """CALLS = []
+def register_tasks():
+    CALLS.append('tasks')
+def register_robots():
+    CALLS.append('robots')
+"""
+
+
+def test_env_var_plugins_run_each_hook_once(plugin_dir, monkeypatch):
+    """Two runs of each hook call it once; a package without a hook is skipped."""
+    _package(plugin_dir, 'demo_plugin_a', HOOKS)
+    _package(plugin_dir, 'demo_plugin_b', '')
+    monkeypatch.setenv(plugins.ENV_VAR, 'demo_plugin_a, demo_plugin_b,')
+    assert plugins.plugin_packages()[-2:] == ['demo_plugin_a', 'demo_plugin_b']
+    assert plugins.load_plugins('register_robots') == ['demo_plugin_a']
+    assert plugins.load_plugins('register_robots') == []
+    assert plugins.load_plugins('register_tasks') == ['demo_plugin_a']
+    assert sys.modules['demo_plugin_a'].CALLS == ['robots', 'tasks']
+
+
+def test_entry_point_plugins_are_found(plugin_dir):
+    """A distribution's entry point in group sim2real.plugins (dist-info on sys.path, as pip
+    writes it) names the package."""
+    _package(plugin_dir, 'demo_plugin_ep', HOOKS)
+    info = plugin_dir / 'demo_plugin_ep-1.0.dist-info'
+    info.mkdir()
+    (info / 'METADATA').write_text('Metadata-Version: 2.1\nName: demo-plugin-ep\nVersion: 1.0\n')
+    (info / 'entry_points.txt').write_text('[sim2real.plugins]\ndemo = demo_plugin_ep\n')
+    assert 'demo_plugin_ep' in plugins.plugin_packages()
+    assert 'demo_plugin_ep' in plugins.load_plugins('register_tasks')
+
+
+def test_broken_plugins_are_named(plugin_dir, monkeypatch):
+    """An unimportable package and a failing hook: PluginError naming the package."""
+    monkeypatch.setenv(plugins.ENV_VAR, 'demo_plugin_missing')
+    with pytest.raises(plugins.PluginError, match='"demo_plugin_missing" .* cannot be imp'):
+        plugins.load_plugins('register_tasks')
+    _package(plugin_dir, 'demo_plugin_bad', 'def register_robots():\n    raise KeyError(1)\n')
+    monkeypatch.setenv(plugins.ENV_VAR, 'demo_plugin_bad')
+    with pytest.raises(plugins.PluginError, match='demo_plugin_bad.*register_robots.*KeyError'):
+        plugins.load_plugins('register_robots')
+    with pytest.raises(ValueError, match='unknown plug-in hook'):
+        plugins.load_plugins('register_everything')
