@@ -11,7 +11,9 @@ distribution declares ``[project.entry-points."sim2real.plugins"] my_robot = "my
 and in the environment variable ``SIM2REAL_PLUGINS`` (comma-separated package names), which
 child processes inherit: the HIL run's bridge and policy node find the same robots as the
 command that started them. Each hook runs once per process, when its registry is first
-asked for. Hooks import lazily, so a policy node loads no training code.
+asked for (``get_task``, ``task_names``; ``robot_module``, ``robot_names``), never at import:
+a plug-in's own modules may import the registries. Hooks import lazily, so a policy node
+loads no training code.
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ HOOKS = ('register_tasks', 'register_robots')
 """What a plug-in package may offer, one hook per registry."""
 
 _done: set[tuple[str, str]] = set()
+"""(package, hook) pairs whose hook ran to the end."""
+_running: set[tuple[str, str]] = set()
+"""(package, hook) pairs whose hook is running (a hook importing a registry re-enters)."""
 
 
 class PluginError(ImportError):
@@ -52,23 +57,33 @@ def load_plugins(hook: str) -> list[str]:
         raise ValueError(f'unknown plug-in hook "{hook}"; expected one of {HOOKS}')
     ran = []
     for name in plugin_packages():
-        if (name, hook) in _done:
+        key = (name, hook)
+        if key in _done or key in _running:
             continue
-        _done.add((name, hook))   # before running: a hook that imports a registry re-enters
+        _running.add(key)
         try:
-            module = importlib.import_module(name)
-        except ImportError as exc:
-            raise PluginError(f'sim2real plug-in "{name}" (entry point group '
-                              f'{ENTRY_POINT_GROUP} or {ENV_VAR}) cannot be imported: '
-                              f'{exc}') from exc
-        func = getattr(module, hook, None)
-        if func is None:
-            continue
-        try:
-            func()
-        except Exception as exc:
-            raise PluginError(f'sim2real plug-in "{name}": {hook}() failed: '
-                              f'{type(exc).__name__}: {exc}') from exc
-        log.debug('plug-in %s: %s()', name, hook)
-        ran.append(name)
+            if _run_hook(name, hook):
+                ran.append(name)
+            _done.add(key)   # a failed hook is tried again (and fails loudly) next time
+        finally:
+            _running.discard(key)
     return ran
+
+
+def _run_hook(name: str, hook: str) -> bool:
+    """Import package name and run its hook; whether it has one."""
+    try:
+        module = importlib.import_module(name)
+    except ImportError as exc:
+        raise PluginError(f'sim2real plug-in "{name}" (entry point group {ENTRY_POINT_GROUP} '
+                          f'or {ENV_VAR}) cannot be imported: {exc}') from exc
+    func = getattr(module, hook, None)
+    if func is None:
+        return False
+    try:
+        func()
+    except Exception as exc:
+        raise PluginError(f'sim2real plug-in "{name}": {hook}() failed: '
+                          f'{type(exc).__name__}: {exc}') from exc
+    log.debug('plug-in %s: %s()', name, hook)
+    return True

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from sim2real.algo_cfg import TrainCfg
+from sim2real.plugins import load_plugins
 from sim2real.mdp.cfg import EnvCfg
 from sim2real.verdict import Floor
 
@@ -54,7 +55,8 @@ def register(spec: TaskSpec) -> None:
 
 
 def get_task(name: str) -> TaskSpec:
-    """The task called name; the error lists the registered names."""
+    """The task called name (plug-ins' too); the error lists the registered names."""
+    load_plugins('register_tasks')
     try:
         return _REGISTRY[name]
     except KeyError:
@@ -68,5 +70,6 @@ def make_env_cfg(name: str, play: bool = False, **options) -> EnvCfg:
 
 
 def task_names() -> list[str]:
-    """Registered task names, sorted."""
+    """Registered task names (plug-ins' too), sorted."""
+    load_plugins('register_tasks')
     return sorted(_REGISTRY)

@@ -177,14 +177,30 @@ class JointPositionRateCapped(JointPositionOffset):
 INTEGRATORS = {cls.kind: cls for cls in (
     ThrustBodyRates, RotorSpeeds, JointPositionOffset, JointPositionDelta, JointPositionEma,
     JointPositionRateCapped)}
-
-
 """Action kind -> integrator class: a registry tasks with a new action kind extend
 (register_integrator, from the robot's deploy runtime module)."""
 
-JOINT_POSITION_KINDS = tuple(kind for kind in INTEGRATORS if kind.startswith('joint_position'))
-"""The built-in action kinds that end in joint position targets with PD gains (the joint
-chain's)."""
+
+class _JointPositionKinds:
+    """The registered action kinds whose integrator ends in joint position targets (every
+    JointPositionOffset subclass, plug-ins' too): a live view of INTEGRATORS."""
+
+    def __contains__(self, kind: object) -> bool:
+        """Whether kind is registered and a joint position kind."""
+        cls = INTEGRATORS.get(kind) if isinstance(kind, str) else None
+        return cls is not None and issubclass(cls, JointPositionOffset)
+
+    def __iter__(self):
+        """The kinds, in registration order."""
+        return iter([k for k in list(INTEGRATORS) if k in self])
+
+    def __repr__(self) -> str:
+        """As the tuple of kinds."""
+        return repr(tuple(self))
+
+
+JOINT_POSITION_KINDS = _JointPositionKinds()
+"""The action kinds the joint chain carries: targets with PD gains (a live view)."""
 
 
 def register_integrator(cls: type) -> type:

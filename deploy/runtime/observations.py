@@ -45,13 +45,18 @@ history's whole-step multiple)."""
 
 
 def register_term(name: str, func, size) -> None:
-    """Add deploy observation term name: func(inputs) -> values; size: an int or
-    size(contract) -> int. Re-registering the same function is a no-op, another one an error."""
-    sizer = size if callable(size) else (lambda c, n=int(size): n)
-    if name in TERMS and TERMS[name][0] is not func:
-        raise ValueError(f'observation term "{name}" is already registered')
-    if name not in TERMS:
-        TERMS[name] = (func, sizer)
+    """Add deploy observation term name: func(inputs) -> values; size: an int, size(contract)
+    -> int, or None (a whole-step multiple of the action, as the action history). The same
+    function and size again is a no-op; anything else under a taken name is an error."""
+    sizer = size if callable(size) or size is None else (lambda c, n=int(size): n)
+    if name in TERMS:
+        same = TERMS[name][0] is func and (
+            TERMS[name][1] is sizer or not callable(size) and size is not None
+            and TERMS[name][1](None) == int(size))
+        if not same:
+            raise ValueError(f'observation term "{name}" is already registered')
+        return
+    TERMS[name] = (func, sizer)
 
 
 def action_history_length(contract: Contract) -> int:

@@ -18,18 +18,34 @@ from sim2real.hil.monitor import HilMonitor
 from sim2real.hil.scenarios import condition_time, FaultCase, Scenario
 
 
+def limits_in_contract_order(node: dict, joint_names) -> tuple[np.ndarray, np.ndarray]:
+    """The node's pos_min_rad and pos_max_rad (listed in its joint_names order) in the
+    contract's joint order; as listed when either order is unknown."""
+    low, high = np.asarray(node['pos_min_rad']), np.asarray(node['pos_max_rad'])
+    listed = list(node.get('joint_names') or [])
+    if joint_names and listed:
+        order = [listed.index(name) for name in joint_names]
+        low, high = low[order], high[order]
+    return low, high
+
+
+def target_violations(targets, low_rad, high_rad) -> int:
+    """Commands (T, n) with a non-finite target or one outside [low, high] (per joint)."""
+    targets = np.asarray(targets, dtype=float).reshape(len(targets), -1)
+    with np.errstate(invalid='ignore'):
+        bad = ~np.isfinite(targets) | (targets < low_rad - 1e-9) | (targets > high_rad + 1e-9)
+    return int(bad.any(axis=1).sum())
+
+
 def violations(mon: HilMonitor, sc: Scenario, t0_s: float, t1_s: float) -> int:
-    """Position targets outside the node's joint limits or non-finite; negative or
-    non-finite gains. (Torque feasibility needs q at the command's instant: it is checked
-    by the runtime's own tests, not judged here.)"""
+    """Position targets (contract order) outside the node's joint limits or non-finite;
+    negative or non-finite gains. (Torque feasibility needs q at the command's instant: it
+    is checked by the runtime's own tests, not judged here.)"""
     count = 0
     cmds = mon.window('commands', t0_s, t1_s)
     if cmds:
-        target = np.array([c[1] for c in cmds])
-        low, high = np.asarray(sc.node['pos_min_rad']), np.asarray(sc.node['pos_max_rad'])
-        with np.errstate(invalid='ignore'):
-            bad = ~np.isfinite(target) | (target < low - 1e-9) | (target > high + 1e-9)
-        count += int(bad.any(axis=1).sum())
+        low, high = limits_in_contract_order(sc.node, sc.joint_names)
+        count += target_violations([c[1] for c in cmds], low, high)
     gains = mon.window('gains', t0_s, t1_s)
     if gains:
         kp = np.array([g[1] for g in gains])

@@ -139,6 +139,7 @@ def _run_scenarios(hil: RobotHil, procs, policy: Path, node_cfg: dict, bridge_cf
     from sim2real.deploy.runtime import read_policy_contract
     contract = read_policy_contract(policy)
     sc = hil.scenario(node_cfg, bridge_cfg, **overrides)
+    sc.joint_names = tuple(contract.joint_names)
     rclpy.init()
     mon = HilMonitor('/' + node_cfg['command_topic'], **hil.monitor_args(node_cfg, contract))
     try:

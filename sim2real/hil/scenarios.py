@@ -56,6 +56,9 @@ class Scenario:
     timeout_keys: dict = field(default_factory=dict)
     """The node's timeout parameter of a bridge stream whose name is not
     '<stream>_timeout_s'."""
+    joint_names: tuple[str, ...] = ()
+    """The policy's joints in contract order, the order of the node's commands (set by the
+    runner from the contract; empty for a robot without joints)."""
 
     @property
     def period_s(self) -> float:

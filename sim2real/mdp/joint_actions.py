@@ -21,6 +21,13 @@ from sim2real.sim.delay import DelayBuffer
 from sim2real.sim.state import Stateful
 
 
+PD_ENVELOPE = ('tau = kp (q* - q) - kd qd at physics rate, within the torque-speed envelope '
+               'of robot_params (stall_torque_nm, no_load_speed_rad_s)')
+"""The PD law of a robot whose motors have a torque-speed line."""
+PD_CLIPPED = 'tau = kp (q* - q) - kd qd at physics rate, clipped to +-effort_limit_nm'
+"""The PD law of a robot with a torque limit only."""
+
+
 class JointPositionAction(Stateful):
     """Absolute joint targets around the default pose, with a per-env action delay."""
 
@@ -90,6 +97,5 @@ class JointPositionAction(Stateful):
             'effort_limit_nm': params['effort_limit_nm'],
             'target_formula': 'default_joint_pos_rad + scale * clip(a, -clip, clip), '
                               'joint order of joint_names',
-            'pd_formula': 'tau = kp (q* - q) - kd qd at physics rate, within the torque-speed '
-                          'envelope of robot_params (stall_torque_nm, no_load_speed_rad_s)',
+            'pd_formula': PD_ENVELOPE if 'stall_torque_nm' in params else PD_CLIPPED,
             'delay_ticks_trained': [int(round(b)) for b in bounds(self.delay_ticks)]})

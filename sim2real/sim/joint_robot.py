@@ -1,10 +1,12 @@
 """Any jointed robot from its URDF: its movable joints (names read from the URDF, in its
 order), one torque actuator per joint, and the resolved indices and limits.
 
-The legged and fixed-base builders share this: ``ctrl`` is the joint torque [N m] within the
-URDF's ``<limit effort>`` (a PD law runs in our code at physics rate,
-``sim2real.sim.joint_actuator``), and ``JointChainInfo`` holds what the PD and the terms read,
-in the policy's joint order.
+``ctrl`` is the joint torque [N m] (force [N] on a prismatic joint) within the URDF's
+``<limit effort>``; a PD law runs in our code at physics rate
+(``sim2real.sim.joint_actuator``). ``JointChainInfo`` holds what the PD and the terms read,
+in the policy's joint order. Units follow the joint type: rad for revolute joints, m for
+prismatic ones. Continuous joints are refused: the deploy chain clamps every target to a
+position range.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ import numpy as np
 from sim2real.sim.mjcf import load_fixed_base
 from sim2real.urdf import float_attr, parse_urdf, UrdfError
 
-MOVABLE = ('revolute', 'continuous', 'prismatic')
-"""URDF joint types that become a MuJoCo joint with one degree of freedom."""
+MOVABLE = ('revolute', 'prismatic')
+"""URDF joint types of the actuated joints (one degree of freedom, a position range)."""
 
 
 @dataclass(frozen=True)
@@ -35,16 +37,22 @@ class JointChainInfo:
     actuator_ids: np.ndarray
     """Torque actuator of each joint, (n,)."""
     effort_limit_nm: np.ndarray
-    """Joint torque limit [N m], (n,)."""
+    """Joint torque limit [N m; N on a prismatic joint], (n,)."""
     velocity_limit_rad_s: np.ndarray
-    """Joint speed limit, the URDF's <limit velocity> [rad/s], (n,)."""
+    """Joint speed limit, the URDF's <limit velocity> [rad/s; m/s], (n,)."""
     pos_limits_rad: np.ndarray
-    """Joint position range (lower, upper) [rad], (n, 2)."""
+    """Joint position range (lower, upper) [rad; m], (n, 2)."""
 
 
 def movable_joints(urdf: str | Path) -> tuple[str, ...]:
-    """Names of the URDF's movable joints (MOVABLE types), in the order the file lists them."""
+    """Names of the URDF's movable joints (MOVABLE types), in the order the file lists them;
+    UrdfError for a continuous joint (no position range)."""
     root = parse_urdf(Path(urdf))
+    for joint in root.findall('joint'):
+        if joint.get('type') == 'continuous':
+            raise UrdfError(f'{urdf}: joint "{joint.get("name")}" is continuous; give it '
+                            'type="revolute" with a <limit lower upper> (the deploy chain '
+                            'clamps every target to a position range)')
     return tuple(j.get('name') for j in root.findall('joint') if j.get('type') in MOVABLE)
 
 

@@ -53,3 +53,18 @@ def test_tilt_of_a_90_degree_roll_is_pi_over_2():
     """A quaternion rolled 90 deg about x is tilted pi/2; identity is level."""
     q = [[1, 0, 0, 0], [math.cos(math.pi / 4), math.sin(math.pi / 4), 0, 0]]
     np.testing.assert_allclose(metrics.tilt_rad(q), [0.0, math.pi / 2], atol=1e-12)
+
+
+def test_joint_limits_are_judged_in_the_contract_order():
+    """The node lists elbow (+-1 rad) before shoulder (+-2.5 rad), commands come in contract
+    order (shoulder, elbow): a 2 rad shoulder target is fine, a 2 rad elbow target and a NaN
+    are violations; without the contract's order the 2 rad shoulder would be one."""
+    from sim2real.hil.joint_runs import limits_in_contract_order, target_violations
+    node = {'joint_names': ['elbow', 'shoulder'], 'pos_min_rad': [-1.0, -2.5],
+            'pos_max_rad': [1.0, 2.5]}
+    low, high = limits_in_contract_order(node, ('shoulder', 'elbow'))
+    assert low.tolist() == [-2.5, -1.0] and high.tolist() == [2.5, 1.0]
+    commands = [[2.0, 0.5], [0.0, 2.0], [float('nan'), 0.0], [-2.4, -0.9]]
+    assert target_violations(commands, low, high) == 2
+    as_listed = limits_in_contract_order(node, ())
+    assert target_violations(commands, *as_listed) == 3

@@ -53,17 +53,29 @@ def test_joint_names_follow_the_urdf_and_the_base_is_welded(arm):
     assert model.body('tip').id > 0 and model.opt.timestep == 0.005
 
 
-def test_gravity_swings_the_pitch_joint_and_the_base_stays(arm):
-    """200 ms unactuated on the batch backend: the y-axis joint falls under gravity (about
-    0.5 rad for a horizontal 1.3 kg m arm), the base link does not move."""
+def test_gravity_swings_the_pitch_joint_of_a_welded_base(arm):
+    """200 ms unactuated on the batch backend: the y-axis joint falls under gravity, the
+    same in both simulations; the base link is a child of the world without a joint, and
+    after 200 ms simulated by MuJoCo it is still at the origin while the tip has dropped."""
     model, info = fixed_base_model(arm, 0.002)
     backend = make_backend(model, 2, 'mujoco', 'cpu', 1)
     backend.simulate(100, lambda dt: None)
     q = backend.qpos[:, info.qpos_adr[1]]
     assert torch.all(q.abs() > 0.1) and torch.allclose(q[0], q[1])
+    base = model.body('base_link').id
+    assert model.body_parentid[base] == 0 and model.body_jntnum[base] == 0
     data = mujoco.MjData(model)
-    mujoco.mj_forward(model, data)
-    np.testing.assert_allclose(data.xpos[model.body('base_link').id], 0.0, atol=1e-12)
+    mujoco.mj_step(model, data, 100)
+    np.testing.assert_allclose(data.xpos[base], 0.0, atol=1e-12)
+    assert data.xpos[model.body('tip').id][2] < 0.1 - 0.05
+
+
+def test_a_joint_without_limits_is_refused(tmp_path, arm):
+    """A continuous joint has no position range for the deploy clamp: UrdfError naming it."""
+    path = tmp_path / 'spin.urdf'
+    path.write_text(ARM.replace('name="wrist" type="revolute"', 'name="wrist" type="continuous"'))
+    with pytest.raises(UrdfError, match='"wrist" is continuous'):
+        fixed_base_model(path, 0.005)
 
 
 def test_a_robot_with_nothing_to_move_is_refused(tmp_path):

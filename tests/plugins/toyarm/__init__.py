@@ -2,7 +2,7 @@
 
 A fixed-base two-joint planar arm (shoulder and elbow about vertical axes) that reaches a
 target point in its plane. Its URDF (``toyarm.urdf`` beside this file) is written by the
-test that installs the folder (tests/test_toyarm_plugin.py). Both hooks import lazily: the
+test that installs the folder (tests/system/test_toyarm_plugin.py). Both hooks import lazily: the
 policy node imports the deploy side only.
 """
 

@@ -58,7 +58,9 @@ class _Target:
         self.running = threading.Event()
 
     def start(self, mon: HilMonitor, topic: str) -> None:
-        """Publish TARGET_B_M on topic at TARGET_RATE_HZ until stop()."""
+        """Publish TARGET_B_M on topic at TARGET_RATE_HZ until stop() (once)."""
+        if self.running.is_set():
+            return
         self.publisher = mon.create_publisher(PointStamped, topic, 10)
         self.running.set()
         self.thread = threading.Thread(target=self._loop, daemon=True)
@@ -83,8 +85,10 @@ class _Target:
 _TARGET = _Target()
 
 
-def launch(mon: HilMonitor) -> float:
-    """Disarm, reset the bridge (arm at rest), arm; the steady time of the enable [s]."""
+def launch(mon: HilMonitor, sc: Scenario) -> float:
+    """Operator's target on the node's target_topic, disarm, reset the bridge (arm at rest),
+    arm; the steady time of the enable [s]."""
+    _TARGET.start(mon, '/' + sc.node.get('target_topic', 'target').lstrip('/'))
     mon.enable(False)
     mon.reset_bridge()
     t_enable = time.monotonic()
@@ -94,7 +98,7 @@ def launch(mon: HilMonitor) -> float:
 
 def nominal(mon: HilMonitor, sc: Scenario, duration_s: float) -> dict:
     """Reach for the target for duration_s after the soft start: tip speed, reach error."""
-    t_enable = launch(mon)
+    t_enable = launch(mon, sc)
     time.sleep(sc.node['soft_start_s'] + sc.settle_s)
     t0 = time.monotonic()
     time.sleep(duration_s)
@@ -119,7 +123,7 @@ def nominal(mon: HilMonitor, sc: Scenario, duration_s: float) -> dict:
 
 def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase) -> dict:
     """The shared joint-robot fault run (a fixed base never falls)."""
-    return joint_runs.fault_run(mon, sc, case, launch)
+    return joint_runs.fault_run(mon, sc, case, lambda m: launch(m, sc))
 
 
 def result(run: dict, diag: dict) -> dict:
@@ -135,4 +139,4 @@ HIL = RobotHil(
     nominal=nominal, fault_run=fault_run, result=result,
     bound=lambda sc: NominalBound('tip_speed_max_m_s', PEAK_TIP_SPEED_M_S, 'peak tip speed',
                                   'm/s'),
-    start=lambda mon: _TARGET.start(mon, '/target'), stop=_TARGET.stop)
+    stop=_TARGET.stop)
