@@ -40,8 +40,10 @@ def parse_assignment(text: str) -> tuple[list[str], Any]:
 def apply_overrides(roots: dict[str, Any], assignments: Sequence[str]) -> None:
     """Set each 'root.path=value' in roots (name -> config tree), all or none of them."""
     parsed = [(text, *parse_assignment(text)) for text in assignments]
-    for text, names, value in parsed:        # check all on copies first
-        trial = {names[0]: copy.deepcopy(_root(roots, names, text))}
+    trial: dict[str, Any] = {}
+    for text, names, value in parsed:        # check all, in order, on one copy of each root
+        if names[0] not in trial:
+            trial[names[0]] = copy.deepcopy(_root(roots, names, text))
         _assign(trial, names, value, text)
     for text, names, value in parsed:
         _assign(roots, names, value, text)

@@ -111,7 +111,7 @@ def task_env_cfg(task: str, sets: Sequence[str], action: str | None = None,
     run-shape fields); play: the play config, whose removed terms the overrides skip."""
     options = {} if action is None else {'action': action}
     cfg = make_env_cfg(task, play=play, **options)
-    chosen = [text for text in env_sets(sets) if parse_assignment(text)[0][1] not in RUN_SHAPE]
+    chosen = task_env_sets(sets)
     if play:   # play drops terms (disturbances) and noise: keep what still resolves
         chosen = [text for text in chosen if _resolves(cfg, text)]
     apply_overrides({'env': cfg}, chosen)
@@ -130,8 +130,7 @@ def _resolves(cfg, text: str) -> bool:
 def task_env_sets(sets: Sequence[str]) -> list[str]:
     """The env overrides of a run that change the task (not its env count, seed, threads,
     backend or device): what an env rebuilt for export or evaluation applies."""
-    return [text for text in split_by_root(sets, OVERRIDE_ROOTS)['env']
-            if parse_assignment(text)[0][1] not in RUN_SHAPE]
+    return [text for text in env_sets(sets) if parse_assignment(text)[0][1] not in RUN_SHAPE]
 
 
 def resolve_train_cfg(defaults: TrainCfg, sets: Sequence[str]) -> TrainCfg:
