@@ -28,6 +28,8 @@ STRENGTH_RANGE = (0.9, 1.1)
 # std a / sqrt(3). a in scaled units: ang_vel 0.2 x 0.25, gravity 0.05, dof_pos 0.01,
 # dof_vel 1.5 x 0.05 [LG] noise_scales x obs_scales
 _UNIFORM_TO_STD = 1.0 / math.sqrt(3.0)
+HISTORY_TICKS = 3
+"""Ticks of proprioception the policy sees (the current one and the two before)."""
 NOMINAL_BASE_HEIGHT_M = 0.3222
 """LeggedInfo.nominal_base_height_m of urdf/quadruped.urdf (a test checks they agree)."""
 
@@ -45,12 +47,19 @@ def _policy_terms(noise: bool) -> dict[str, ObsTermCfg]:
     """Policy observations in contract order (names as the deploy runtime knows them)."""
     def n(bound):
         return bound * _UNIFORM_TO_STD if noise else 0.0
+    # proprioception over the last 3 ticks (newest first): how the legs answered the last
+    # targets tells a heavy trunk, weak motors or soft gains apart ([IL] Go2 uses one tick;
+    # history as in Rudin et al.'s and Margolis et al.'s Go1 policies)
     return {
-        'ang_vel_b': ObsTermCfg(mdp.ang_vel_b, scale=0.25, noise_std=n(0.2 * 0.25)),
-        'projected_gravity': ObsTermCfg(mdp.projected_gravity, noise_std=n(0.05)),
+        'ang_vel_b': ObsTermCfg(mdp.ang_vel_b, scale=0.25, noise_std=n(0.2 * 0.25),
+                                history_length=HISTORY_TICKS),
+        'projected_gravity': ObsTermCfg(mdp.projected_gravity, noise_std=n(0.05),
+                                        history_length=HISTORY_TICKS),
         'velocity_command': ObsTermCfg(mdp.velocity_command),
-        'joint_pos_rel': ObsTermCfg(mdp.joint_pos_rel, noise_std=n(0.01)),
-        'joint_vel': ObsTermCfg(mdp.joint_vel, scale=0.05, noise_std=n(1.5 * 0.05)),
+        'joint_pos_rel': ObsTermCfg(mdp.joint_pos_rel, noise_std=n(0.01),
+                                    history_length=HISTORY_TICKS),
+        'joint_vel': ObsTermCfg(mdp.joint_vel, scale=0.05, noise_std=n(1.5 * 0.05),
+                                history_length=HISTORY_TICKS),
         'action_history': ObsTermCfg(mdp.action_history),
     }
 
@@ -65,6 +74,7 @@ def _critic_terms(height_scan: bool) -> dict[str, ObsTermCfg]:
         'joint_pos_rel': ObsTermCfg(mdp.joint_pos_rel, {'encoder_bias': False}),
         'joint_vel': ObsTermCfg(mdp.joint_vel, scale=0.05),
         'action_history': ObsTermCfg(mdp.action_history),
+        'physical_params': ObsTermCfg(mdp.physical_params),
     }
     if height_scan:
         # 11 x 7 points, 0.1 m apart [IL: 1.6 x 1.0 m; LG: 17 x 11]; clip +-1 m as [IL]
@@ -157,6 +167,9 @@ def randomization_box() -> dict[str, RandomParamCfg]:
                                              integer=True, source=delay),
         'observation_delay_ticks': RandomParamCfg('observations.policy.delay_ticks', 0.0,
                                                   'ticks (20 ms)', integer=True, source=delay),
+        'observation_dropout': RandomParamCfg('observations.policy.dropout_prob', 0.0,
+                                              'probability per tick',
+                                              source='the HIL drop fault: 30 % of messages'),
     }
 
 
@@ -188,7 +201,10 @@ def quadruped_rough_cfg(play: bool = False, action: str | None = None,
             'ang_vel_z_rad_s': (-1.0, 1.0), 'resampling_time_s': 10.0,
             'standing_fraction': 0.1})},
         observations={
-            'policy': ObsGroupCfg(_policy_terms(noise=True), delay_ticks=(0, 1)),
+            # a tick's observation one tick late with probability 0.3 and per-env dropout
+            # probabilities up to 0.3 (the last sample held): the HIL bridge's `drop` fault
+            'policy': ObsGroupCfg(_policy_terms(noise=True), delay_ticks=(0, 1),
+                                  jitter_prob=0.3, dropout_prob=(0.0, 0.3)),
             'critic': ObsGroupCfg(_critic_terms(height_scan=True), add_noise=False),
         },
         rewards=_rewards(nominal_height_m=None),

@@ -66,6 +66,30 @@ def lin_vel_b(env) -> torch.Tensor:
     return env.scene.lin_vel_b
 
 
+def physical_params(env, group: str = 'policy') -> torch.Tensor:
+    """Privileged: the drawn robot, (N, 44): foot friction, payload [10 kg], centre-of-mass
+    shift [dm], mean link-mass scale, per-joint Kp, Kd and strength scales, the action delay
+    and the observation delay of a group [ticks]."""
+    scene, model = env.scene, env.scene.model
+    base = scene.info.base_body_id
+    links = [b for b in range(1, model.nbody) if b != base]
+    backend = scene.backend
+    friction = backend.expand('geom_friction')[:, list(scene.info.foot_geom_ids), 0]
+    mass = backend.expand('body_mass')
+    payload = (mass[:, base] - float(model.body_mass[base])) / 10.0
+    com = (backend.expand('body_ipos')[:, base] - torch.as_tensor(model.body_ipos[base])) * 10.0
+    link_scale = (mass[:, links] / torch.as_tensor(model.body_mass[links])).mean(dim=1)
+    act = scene.actuator
+    # the observation manager sizes its terms before it exists: no delay yet then
+    manager = getattr(env, 'observations', None)
+    obs_delay = (manager.delay_ticks(group) if manager is not None
+                 else torch.zeros_like(env.action_term.delay))
+    delays = torch.stack([env.action_term.delay, obs_delay], dim=1)
+    return torch.cat([friction.mean(dim=1, keepdim=True), payload[:, None], com,
+                      link_scale[:, None], act.kp_scale, act.kd_scale, act.strength,
+                      delays], dim=1).float()
+
+
 def height_scan(env, size_m: tuple[float, float] = (1.0, 0.6),
                 spacing_m: float = 0.1) -> torch.Tensor:
     """Privileged: base height above the ground at a grid around the base minus the nominal

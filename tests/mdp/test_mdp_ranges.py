@@ -124,6 +124,19 @@ def test_per_env_edges_move_an_envs_joints_to_one_bound_together():
     assert bool((rows == 0.9).all())   # a row at an edge is wholly at it
 
 
+def test_quadruped_trains_its_corners_per_env():
+    """quadruped-flat's train defaults bias the box per env; its box is fully addressable."""
+    from sim2real.mdp.ranges import bias_edges
+    from sim2real.tasks import get_task
+    train = get_task('quadruped-flat').train
+    assert train.edge_prob == 0.3 and train.edge_per_env is True
+    cfg = make_env_cfg('quadruped-flat')
+    bias_edges(cfg, train.edge_prob, train.edge_per_env)
+    for p in cfg.randomization.values():
+        value = get_path(cfg, p.path)
+        assert isinstance(value, EdgeRange) and value.per_env
+
+
 def test_bias_edges_wraps_every_box_range():
     """bias_edges makes every box range an EdgeRange of the same bounds."""
     from sim2real.mdp.ranges import bias_edges

@@ -94,7 +94,7 @@ def test_env_stays_steppable_after_inference_mode(make_env):
             vec.step(zeros)
     ends = sum(vec.step(zeros)[2] for _ in range(STEPS))   # lengths 2 -> 5 -> 0 -> 2
     assert ends.tolist() == [1, 1]
-    assert vec.reset(seed=1)['policy'].shape == (2, 45)
+    assert vec.reset(seed=1)['policy'].shape == (2, 105)
 
 
 def test_on_policy_runner_trains_and_exports_with_the_contract(vec, make_env, tmp_path):

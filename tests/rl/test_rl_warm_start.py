@@ -36,7 +36,7 @@ def _target(task='quadruped-rough'):
 def test_rough_policy_starts_from_the_flat_policy(flat_run):
     """Actor, log-std and policy normalizer equal the flat run's; the critic stays fresh.
 
-    The rough critic also sees 77 terrain heights (critic input 125 against 48 on flat), so
+    The rough critic also sees 77 terrain heights (critic input 169 against 92 on flat), so
     its first layer could not be copied at all.
     """
     source = load_checkpoint(latest_checkpoint(flat_run))['model']
@@ -52,8 +52,8 @@ def test_rough_policy_starts_from_the_flat_policy(flat_run):
     assert float(state['policy_normalizer.count']) > 0   # statistics of the flat rollout
     for key, value in fresh_critic.items():
         torch.testing.assert_close(state[key], value, rtol=0, atol=0)
-    assert source['critic.0.weight'].shape == (256, 48)
-    assert state['critic.0.weight'].shape == (256, 125)
+    assert source['critic.0.weight'].shape == (256, 92)
+    assert state['critic.0.weight'].shape == (256, 169)
 
 
 def test_a_changed_observation_scale_is_refused_by_name(flat_run, tmp_path):
@@ -75,7 +75,7 @@ def test_another_robot_is_refused_with_every_difference(flat_run):
     with pytest.raises(ValueError) as info:
         warm_start(actor_critic, flat_run, config)
     message = str(info.value)
-    for field in ('policy observation terms', 'policy observation size: 45 vs',
+    for field in ('policy observation terms', 'policy observation size: 105 vs',
                   'actions: 12 vs 4', 'action:'):
         assert field in message, message
 

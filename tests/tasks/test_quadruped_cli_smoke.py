@@ -30,7 +30,9 @@ def test_train_export_eval_quadruped_flat(tmp_path):
     exported = _cli('export', run, '--samples', 100, cwd=tmp_path)
     assert exported['max_abs_diff'] < 1e-5
     contract = read_contract(exported['onnx'])
-    assert contract.action.kind == 'joint_position_offset' and contract.observation_size == 45
+    # 3 ticks of angular velocity, gravity, 12 joint positions and velocities, then the
+    # command and the last 12 outputs: 3 x 30 + 3 + 12
+    assert contract.action.kind == 'joint_position_offset' and contract.observation_size == 105
     # 2 iterations do not walk: the verdict fails and eval exits 1
     result = _cli('eval', exported['onnx'], '--episodes', 4, '--json', cwd=tmp_path, expect=1)
     assert not result['verdict']['passed'] and 'lin_vel_error_mps' in result['verdict']['text']

@@ -10,10 +10,10 @@ from sim2real.tasks import get_task, make_env_cfg, task_names
 
 NUM_ENVS = 8
 QUADROTOR_TASKS = ('quadrotor-hover', 'quadrotor-track')
-# quadruped policy: ang_vel 3 + gravity 3 + command 3 + joint pos 12 + joint vel 12 +
-# last action 12 = 45
-QUADRUPED_TERMS = [('ang_vel_b', 3, 1), ('projected_gravity', 3, 1), ('velocity_command', 3, 1),
-                   ('joint_pos_rel', 12, 1), ('joint_vel', 12, 1), ('action_history', 12, 1)]
+# quadruped policy: the last 3 ticks of ang_vel 3, gravity 3, joint pos 12 and joint vel
+# 12, then command 3 and last action 12 = 3 x 30 + 15 = 105
+QUADRUPED_TERMS = [('ang_vel_b', 3, 3), ('projected_gravity', 3, 3), ('velocity_command', 3, 1),
+                   ('joint_pos_rel', 12, 3), ('joint_vel', 12, 3), ('action_history', 12, 1)]
 POLICY_TERMS = {
     # (name, size of one tick, ticks); hover 3 + 9 + 3 x 3 (velocity of the last 3 ticks)
     # + 3 x 4 (rates of the last 4) + 4 x 4 (actions of the last 4 ticks) = 49, track adds
@@ -26,10 +26,12 @@ POLICY_TERMS = {
     'quadruped-flat': QUADRUPED_TERMS,
     'quadruped-rough': QUADRUPED_TERMS,
 }
-# critic minus policy size: physical_params 13 (quadrotor); base lin_vel 3 (flat); lin_vel
-# 3 + an 11 x 7 height scan (rough)
-CRITIC_EXTRA = {'quadrotor-hover': 13, 'quadrotor-track': 13, 'quadruped-flat': 3,
-                'quadruped-rough': 3 + 77}
+# critic width: the quadrotor's = its policy's + physical_params 13; the quadruped's =
+# lin_vel 3 + one tick of each policy term (45) + physical_params 44 (friction, payload,
+# centre of mass 3, link-mass scale, Kp, Kd and strength of 12 joints, 2 delays), + an
+# 11 x 7 height scan on rough ground
+CRITIC_DIMS = {'quadrotor-hover': 49 + 13, 'quadrotor-track': 52 + 13, 'quadruped-flat': 92,
+               'quadruped-rough': 92 + 77}
 NUM_ACTIONS = {'quadrotor-hover': 4, 'quadrotor-track': 4, 'quadruped-flat': 12,
                'quadruped-rough': 12}
 # the disturbance event play mode drops
@@ -64,7 +66,7 @@ def test_task_builds_and_steps_finite(make_env, task):
     obs = env.reset(seed=1)
     expected_policy = sum(size * ticks for _, size, ticks in POLICY_TERMS[task])
     assert env.obs_dims['policy'] == expected_policy
-    assert env.obs_dims['critic'] == expected_policy + CRITIC_EXTRA[task]
+    assert env.obs_dims['critic'] == CRITIC_DIMS[task]
     for step_actions in _actions(30, size=NUM_ACTIONS[task]):
         for group, dim in env.obs_dims.items():
             assert obs[group].shape == (NUM_ENVS, dim)
@@ -92,8 +94,8 @@ def test_play_config_has_no_disturbance_or_noise(make_env, task):
     second = env.reset(seed=5)['policy']
     torch.testing.assert_close(second, first, rtol=0, atol=0)
     if task not in QUADROTOR_TASKS:
-        # noise off: the projected gravity (IMU frame) is a unit vector
-        norm = torch.linalg.vector_norm(first[:, 3:6], dim=1)
+        # noise off: the projected gravity (IMU frame, after 3 ticks of rates) is a unit vector
+        norm = torch.linalg.vector_norm(first[:, 9:12], dim=1)
         torch.testing.assert_close(norm, torch.ones(NUM_ENVS), rtol=0, atol=1e-5)
         return
     # noise off: the observation is the exact (scaled, clipped) state, e.g. a unit rotation
