@@ -8,6 +8,8 @@ string literals; docstrings, which explain, are left out). A robot's own folder
 import ast
 from pathlib import Path
 
+import pytest
+
 from sim2real.deploy.robots import ROBOTS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,3 +67,30 @@ def test_the_check_finds_a_branch_on_a_robot_name():
                '        return quadrotor_profile\n')
     assert robot_names_in(planted, ('quadrotor', 'quadruped')) == [
         (4, 'quadruped'), (5, 'quadrotor_profile')]
+
+
+@pytest.mark.parametrize('robot', ['quadrotor', 'quadruped'])
+def test_every_robot_folder_has_each_side(robot):
+    """Each registered robot's folder gives the runtime entry (its params class a dataclass
+    with a robot field), the ROS I/O and bridge I/O classes, the bridge twin (streams, whose
+    faults the bridge accepts) and the HIL profile (fault cases of its own streams)."""
+    import dataclasses
+
+    from sim2real.deploy.bridge.params import bridge_of, declared_parameters, fault_names
+    from sim2real.deploy.robots import bridge_io_of, robot_names, ros_io_of, runtime_of
+    from sim2real.hil.robot import hil_of
+    from sim2real.hil.runner import load_sections, params_path
+
+    assert robot in robot_names()
+    runtime = runtime_of(robot)
+    assert dataclasses.is_dataclass(runtime.params_cls)
+    assert 'robot' in {f.name for f in dataclasses.fields(runtime.params_cls)}
+    assert runtime.command_interfaces and callable(runtime.make_profile)
+    assert callable(ros_io_of(robot)) and callable(bridge_io_of(robot))
+    bridge = bridge_of(robot)
+    assert bridge.streams and declared_parameters(robot)['robot'] == robot
+    node, bridge_cfg = load_sections(params_path(robot))
+    assert node['robot'] == bridge_cfg['robot'] == robot
+    cases = hil_of(robot).faults(node, bridge_cfg)
+    bridge_faults = [c for c in cases.values() if c.name in fault_names(robot)]
+    assert cases and len(bridge_faults) >= len(cases) - 1   # at most one of the monitor's

@@ -3,7 +3,9 @@
 The model has a free-floating base, one torque actuator per joint (``ctrl`` is the joint
 torque [N m]; the PD law runs in our code at physics rate), joint armature from the URDF's
 motor model, contacts between the robot and the ground only, and an optional heightfield in
-place of the flat floor. Names, addresses and limits are resolved once, into ``LeggedInfo``.
+place of the flat floor. The policy's joint order is the URDF's (its movable joints as the
+file lists them, ``sim2real.sim.joint_robot.movable_joints``), which must be the hip, thigh and
+calf of each leg. Names, addresses and limits are resolved once, into ``LeggedInfo``.
 """
 
 from __future__ import annotations
@@ -15,12 +17,14 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
+from sim2real.sim.joint_robot import movable_joints
 from sim2real.sim.mjcf import BASE_BODY, load_floating_base
 from sim2real.urdf import float_attr, parse_urdf, UrdfError
 
 LEGS = ('FL', 'FR', 'RL', 'RR')
 JOINT_KINDS = ('hip', 'thigh', 'calf')
 JOINT_NAMES = tuple(f'{leg}_{kind}_joint' for leg in LEGS for kind in JOINT_KINDS)
+"""The joints the builder's leg layout needs (the shipped URDF lists them in this order)."""
 FOOT_LINKS = tuple(f'{leg}_foot' for leg in LEGS)
 
 # Foot-ground contact. condim 3: sliding friction only (no torsional/rolling), as mjlab's Go2
@@ -44,7 +48,7 @@ class LeggedInfo:
     """Indices, limits and nominal values of a compiled legged model, in policy joint order."""
 
     joint_names: tuple[str, ...]
-    """Actuated joints in policy order: FL, FR, RL, RR x hip, thigh, calf."""
+    """Actuated joints in policy order: the URDF's order (legged_joint_names)."""
     qpos_adr: np.ndarray
     """Address of each joint in qpos, (12,)."""
     qvel_adr: np.ndarray
@@ -87,6 +91,8 @@ class LeggedInfo:
 class LeggedUrdfData:
     """What the legged builder reads from the URDF beyond MuJoCo's own import, policy order."""
 
+    joint_names: tuple[str, ...]
+    """The policy's joint order: the URDF's (legged_joint_names)."""
     velocity_limit_rad_s: np.ndarray
     """<limit velocity> of each joint [rad/s]."""
     default_joint_pos_rad: np.ndarray
@@ -99,8 +105,23 @@ class LeggedUrdfData:
     """rotor_inertia_kg_m2 * gear_ratio^2 of the joint's <motor> [kg m^2]."""
 
 
+def legged_joint_names(urdf: str | Path) -> tuple[str, ...]:
+    """The URDF's movable joints in the order it lists them (the policy order); UrdfError
+    unless they are exactly the hip, thigh and calf joints of the four legs (JOINT_NAMES)."""
+    names = movable_joints(urdf)
+    missing = [name for name in JOINT_NAMES if name not in names]
+    if missing:
+        raise UrdfError(f'{urdf}: missing legged joints {missing}; expected {list(JOINT_NAMES)}')
+    extra = [name for name in names if name not in JOINT_NAMES]
+    if extra:
+        raise UrdfError(f'{urdf}: movable joints {extra} are not part of the four-legged '
+                        f'layout {list(JOINT_NAMES)}')
+    return names
+
+
 def _joint_elements(root: ET.Element, path: Path) -> dict[str, ET.Element]:
-    """The URDF's revolute joint elements by name; UrdfError if an expected joint is absent."""
+    """The URDF's joint elements by name; UrdfError if a leg joint is not revolute or a foot
+    link is absent."""
     joints = {j.get('name'): j for j in root.findall('joint')}
     missing = [name for name in JOINT_NAMES if name not in joints]
     if missing:
@@ -148,16 +169,18 @@ def read_legged_urdf(urdf: str | Path) -> LeggedUrdfData:
     if pose is None:
         raise UrdfError(f'{path}: no <sim2real><standing_pose .../></sim2real> element')
     motors = _read_motors(ext, path)
+    names = legged_joint_names(path)
     velocity = []
-    for name in JOINT_NAMES:
+    for name in names:
         limit = joints[name].find('limit')
         if limit is None:
             raise UrdfError(f'{path}: joint "{name}" has no <limit>')
         velocity.append(float_attr(limit, 'velocity', path))
-    table = np.array([motors[name] for name in JOINT_NAMES])
+    table = np.array([motors[name] for name in names])
     return LeggedUrdfData(
+        joint_names=names,
         velocity_limit_rad_s=np.array(velocity),
-        default_joint_pos_rad=np.array([float_attr(pose, n, path) for n in JOINT_NAMES]),
+        default_joint_pos_rad=np.array([float_attr(pose, n, path) for n in names]),
         stall_torque_nm=table[:, 0], no_load_speed_rad_s=table[:, 1],
         armature_kg_m2=table[:, 2])
 
@@ -206,7 +229,7 @@ def legged_spec(urdf: str | Path, physics_dt_s: float,
     spec = load_floating_base(urdf, physics_dt_s)
     spec.compiler.fusestatic = False   # keep the foot links as bodies
     spec.option.cone, spec.option.impratio = CONE, IMPRATIO
-    for name, armature in zip(JOINT_NAMES, data.armature_kg_m2):
+    for name, armature in zip(data.joint_names, data.armature_kg_m2):
         joint = spec.joint(name)
         joint.armature = float(armature)
         effort = float(joint.actfrcrange[1])
@@ -223,12 +246,13 @@ def legged_spec(urdf: str | Path, physics_dt_s: float,
 def legged_info(model: mujoco.MjModel, urdf: str | Path) -> LeggedInfo:
     """Resolve names to ids and addresses once, and the standing height, for a legged model."""
     data = read_legged_urdf(urdf)
-    joints = [model.joint(name) for name in JOINT_NAMES]
-    actuators = np.array([model.actuator(n.removesuffix('_joint')).id for n in JOINT_NAMES])
+    names = data.joint_names
+    joints = [model.joint(name) for name in names]
+    actuators = np.array([model.actuator(n.removesuffix('_joint')).id for n in names])
     foot_bodies = np.array([model.body(name).id for name in FOOT_LINKS])
     foot_geoms = np.array([_sphere_geom(model, body) for body in foot_bodies])
     return LeggedInfo(
-        joint_names=JOINT_NAMES,
+        joint_names=names,
         qpos_adr=np.array([j.qposadr[0] for j in joints]),
         qvel_adr=np.array([j.dofadr[0] for j in joints]),
         actuator_ids=actuators,

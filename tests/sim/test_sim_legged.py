@@ -173,3 +173,30 @@ def test_malformed_urdf_errors_name_the_file(urdf, tmp_path, old, new, words):
     with pytest.raises(UrdfError) as err:
         legged_model(path, DT)
     assert str(path) in str(err.value) and words in str(err.value)
+
+
+def test_the_policy_joint_order_is_the_urdf_order(tmp_path, repo_root):
+    """A copy of the quadruped URDF with the FR leg's joints listed first: the model's policy
+    order follows the file (FR first), each joint keeps its own limits and standing pose."""
+    import re
+
+    from sim2real.sim.legged import legged_joint_names
+    text = (repo_root / 'urdf' / 'quadruped.urdf').read_text()
+    blocks = re.findall(r'\s*<joint name="FR_[a-z]+_joint".*?</joint>', text, flags=re.S)
+    assert len(blocks) == 4   # hip, thigh, calf, foot
+    for block in blocks:
+        text = text.replace(block, '')
+    first = text.index('<joint ')
+    text = text[:first] + ''.join(blocks).strip() + '\n  ' + text[first:]
+    path = tmp_path / 'quadruped.urdf'
+    path.write_text(text)
+    names = legged_joint_names(path)
+    assert names[:3] == ('FR_hip_joint', 'FR_thigh_joint', 'FR_calf_joint')
+    assert sorted(names) == sorted(JOINT_NAMES)
+    _, info = legged_model(path, 0.005)
+    _, ref = legged_model(repo_root / 'urdf' / 'quadruped.urdf', 0.005)
+    assert info.joint_names == names
+    order = [ref.joint_names.index(n) for n in names]
+    np.testing.assert_allclose(info.default_joint_pos_rad, ref.default_joint_pos_rad[order])
+    np.testing.assert_allclose(info.pos_limits_rad, ref.pos_limits_rad[order])
+    np.testing.assert_allclose(info.effort_limit_nm, ref.effort_limit_nm[order])

@@ -36,8 +36,9 @@ from sim2real.sim.joint_actuator import JointActuator, JointActuatorCfg
 from sim2real.sim.legged import JOINT_NAMES, legged_model
 
 JOINT_ORDER = JOINT_NAMES
-"""Order of the target, kp and kd arrays: the policy (contract) order FL, FR, RL, RR x hip,
-thigh, calf. The forward position controller's `joints` list must be in this order."""
+"""Order of the target, kp and kd arrays of the shipped URDF: the policy (contract) order FL,
+FR, RL, RR x hip, thigh, calf (the sim itself follows its URDF's order, info.joint_names).
+The forward position controller's `joints` list must be in this order."""
 PUBLISHED_ORDER = tuple(sorted(JOINT_NAMES))
 """Order of the names in the published JointState: alphabetical, as some drivers do, so the
 node's by-name matching is exercised on every message."""
@@ -68,7 +69,7 @@ class QuadrupedSim:
         self.gyro_noise_std_rad_s = imu_gyro_noise_std_rad_s
         self._rng = np.random.default_rng(seed)
         self._adr = {n: self.model.sensor(n).adr[0] for n in ('gyro', 'accelerometer')}
-        self._published = np.array([JOINT_ORDER.index(n) for n in PUBLISHED_ORDER])
+        self._published = np.array([self.info.joint_names.index(n) for n in PUBLISHED_ORDER])
         self.rejected_commands = 0
         """Non-finite or wrongly sized commands refused since construction."""
         self._events: list[BridgeEvent] = []
