@@ -110,3 +110,13 @@ def collective_thrust_n(a0, hover_thrust_n: float, max_collective_thrust_n: floa
     up = hover_thrust_n + a0 * (max_collective_thrust_n - hover_thrust_n)
     down = hover_thrust_n * (1.0 + a0)
     return xp.clip(xp.where(a0 > 0.0, up, down), 0.0, max_collective_thrust_n)
+
+
+def rotor_speed_command(a, min_speed_rad_s, max_speed_rad_s):
+    """Rotor speed commands [rad/s] of normalized outputs a in [-1, 1]: min at -1, max at +1."""
+    return min_speed_rad_s + (a + 1.0) * 0.5 * (max_speed_rad_s - min_speed_rad_s)
+
+
+def joint_offset_target(default_joint_pos_rad, scale, a):
+    """Joint position targets [rad] of outputs a: the default pose plus scale * a."""
+    return default_joint_pos_rad + scale * a

@@ -1,4 +1,4 @@
-"""Observation math of sim2real.terms: one array-API function for numpy and torch."""
+"""Observation and action math of sim2real.terms: one array-API function for numpy and torch."""
 
 import math
 
@@ -107,3 +107,18 @@ def test_scale_clip_by_hand(array):
                                [-1.0, -0.25, 0.1, 1.0])
     np.testing.assert_allclose(np.asarray(terms.scale_clip(values, 0.5, None)),
                                [-1.5, -0.25, 0.1, 2.0])
+
+
+def test_action_maps_are_the_same_on_torch_and_numpy():
+    """rotor_speed_command: -1 -> min, 0 -> midpoint, +1 -> max; joint_offset_target:
+    default + scale * a; torch (training) and numpy (deploy) agree to the last bit."""
+    a = np.array([-1.0, 0.0, 0.5, 1.0])
+    speeds = terms.rotor_speed_command(a, 100.0, 2500.0)
+    np.testing.assert_allclose(speeds, [100.0, 1300.0, 1900.0, 2500.0])
+    assert terms.rotor_speed_command(torch.from_numpy(a), 100.0, 2500.0).numpy().tolist() == \
+        speeds.tolist()
+    default, scale = np.array([0.1, -0.8, 1.5, 0.0]), np.array([0.25, 0.25, 0.5, 0.5])
+    target = terms.joint_offset_target(default, scale, a)
+    np.testing.assert_allclose(target, [-0.15, -0.8, 1.75, 0.5])
+    assert terms.joint_offset_target(torch.from_numpy(default), torch.from_numpy(scale),
+                                     torch.from_numpy(a)).numpy().tolist() == target.tolist()

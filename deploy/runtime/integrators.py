@@ -105,8 +105,8 @@ class RotorSpeeds(Integrator):
 
     def command(self, a: np.ndarray) -> np.ndarray:
         """min + (a + 1) / 2 (max - min)."""
-        low, high = self.param('min_speed_rad_s'), self.param('max_speed_rad_s')
-        return low + (a + 1.0) * 0.5 * (high - low)
+        return terms.rotor_speed_command(a, self.param('min_speed_rad_s'),
+                                         self.param('max_speed_rad_s'))
 
 
 class JointPositionOffset(Integrator):
@@ -131,7 +131,7 @@ class JointPositionOffset(Integrator):
 
     def command(self, a: np.ndarray) -> np.ndarray:
         """Joint position targets q* [rad]."""
-        self.target_rad = self.default_rad + self.scale * a
+        self.target_rad = terms.joint_offset_target(self.default_rad, self.scale, a)
         return self.target_rad.copy()
 
 
@@ -155,8 +155,8 @@ class JointPositionEma(JointPositionOffset):
     def command(self, a: np.ndarray) -> np.ndarray:
         """Exponential moving average of the offset targets."""
         alpha = self.param('alpha')
-        self.target_rad = alpha * (self.default_rad + self.scale * a) + (
-            1.0 - alpha) * self.target_rad
+        self.target_rad = alpha * terms.joint_offset_target(
+            self.default_rad, self.scale, a) + (1.0 - alpha) * self.target_rad
         return self.target_rad.copy()
 
 
@@ -169,7 +169,7 @@ class JointPositionRateCapped(JointPositionOffset):
     def command(self, a: np.ndarray) -> np.ndarray:
         """Step toward the offset target, capped at max_rate_rad_s / policy_rate_hz."""
         step_rad = self.param('max_rate_rad_s') / self.contract.policy_rate_hz
-        goal = self.default_rad + self.scale * a
+        goal = terms.joint_offset_target(self.default_rad, self.scale, a)
         self.target_rad = self.target_rad + np.clip(goal - self.target_rad, -step_rad, step_rad)
         return self.target_rad.copy()
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import torch
 
+from sim2real import terms
 from sim2real.contract import ActionSpec
 from sim2real.mdp.ranges import bounds, sample_int_range
 from sim2real.sim.delay import DelayBuffer
@@ -79,7 +80,7 @@ class JointPositionAction(Stateful):
         self.prev_action = self.last_action
         self.last_action = clipped
         self._buffer.push(clipped)
-        target = self._default + self.scale * self._buffer.delayed()
+        target = terms.joint_offset_target(self._default, self.scale, self._buffer.delayed())
         self.scene.actuator.target_rad = target.double()
 
     def apply(self, dt_s: float) -> None:

@@ -123,8 +123,8 @@ class RotorSpeedsAction(_DelayedAction):
     def to_command(self, action: torch.Tensor) -> torch.Tensor:
         """Rotor speed commands [rad/s], float64 for the actuator."""
         rotors = self.scene.rotors
-        span = rotors.max_speed_rad_s - rotors.min_speed_rad_s
-        return (rotors.min_speed_rad_s + (action + 1.0) * 0.5 * span).double()
+        return terms.rotor_speed_command(action, rotors.min_speed_rad_s,
+                                         rotors.max_speed_rad_s).double()
 
     def spec(self) -> ActionSpec:
         """Contract entry of this action interface."""
