@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import functools
 import os
 from importlib import metadata
 
@@ -42,10 +43,17 @@ class PluginError(ImportError):
     """A named plug-in cannot be imported or its hook failed."""
 
 
+@functools.cache
+def entry_point_packages() -> tuple[str, ...]:
+    """Packages of the installed distributions' entry points (sorted by name); read once per
+    process (it scans every distribution on sys.path; cache_clear() to read again)."""
+    return tuple(ep.value.split(':')[0].strip() for ep in sorted(
+        metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name))
+
+
 def plugin_packages() -> list[str]:
-    """Plug-in packages in load order: entry points (sorted by name), then SIM2REAL_PLUGINS."""
-    names = [ep.value.split(':')[0].strip() for ep in sorted(
-        metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)]
+    """Plug-in packages in load order: entry points, then SIM2REAL_PLUGINS."""
+    names = list(entry_point_packages())
     names += [n.strip() for n in os.environ.get(ENV_VAR, '').split(',') if n.strip()]
     return list(dict.fromkeys(names))
 

@@ -19,6 +19,7 @@ def plugin_dir(tmp_path, monkeypatch):
     before = set(plugins._done)
     yield tmp_path
     plugins._done.intersection_update(before)
+    plugins.entry_point_packages.cache_clear()
     for name in [m for m in sys.modules if m.startswith('demo_plugin')]:
         del sys.modules[name]
 
@@ -57,6 +58,7 @@ def test_entry_point_plugins_are_found(plugin_dir):
     info.mkdir()
     (info / 'METADATA').write_text('Metadata-Version: 2.1\nName: demo-plugin-ep\nVersion: 1.0\n')
     (info / 'entry_points.txt').write_text('[sim2real.plugins]\ndemo = demo_plugin_ep\n')
+    plugins.entry_point_packages.cache_clear()   # read once per process: read again
     assert 'demo_plugin_ep' in plugins.plugin_packages()
     assert 'demo_plugin_ep' in plugins.load_plugins('register_tasks')
 

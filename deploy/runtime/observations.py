@@ -44,19 +44,20 @@ TERMS = {
 history's whole-step multiple)."""
 
 
+_REGISTERED: dict[str, tuple] = {}
+"""Term name -> (func, size) as register_term received them."""
+
+
 def register_term(name: str, func, size) -> None:
     """Add deploy observation term name: func(inputs) -> values; size: an int, size(contract)
     -> int, or None (a whole-step multiple of the action, as the action history). The same
     function and size again is a no-op; anything else under a taken name is an error."""
-    sizer = size if callable(size) or size is None else (lambda c, n=int(size): n)
     if name in TERMS:
-        same = TERMS[name][0] is func and (
-            TERMS[name][1] is sizer or not callable(size) and size is not None
-            and TERMS[name][1](None) == int(size))
-        if not same:
+        if _REGISTERED.get(name) != (func, size):
             raise ValueError(f'observation term "{name}" is already registered')
         return
-    TERMS[name] = (func, sizer)
+    TERMS[name] = (func, size if callable(size) or size is None else (lambda c, n=int(size): n))
+    _REGISTERED[name] = (func, size)
 
 
 def action_history_length(contract: Contract) -> int:

@@ -17,7 +17,7 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
-from sim2real.sim.joint_robot import movable_joints
+from sim2real.sim.joint_robot import joint_chain_info, movable_joints
 from sim2real.sim.mjcf import BASE_BODY, load_floating_base
 from sim2real.urdf import float_attr, parse_urdf, UrdfError
 
@@ -247,18 +247,11 @@ def legged_info(model: mujoco.MjModel, urdf: str | Path) -> LeggedInfo:
     """Resolve names to ids and addresses once, and the standing height, for a legged model."""
     data = read_legged_urdf(urdf)
     names = data.joint_names
-    joints = [model.joint(name) for name in names]
-    actuators = np.array([model.actuator(n.removesuffix('_joint')).id for n in names])
+    chain = joint_chain_info(model, urdf, names, [n.removesuffix('_joint') for n in names])
     foot_bodies = np.array([model.body(name).id for name in FOOT_LINKS])
     foot_geoms = np.array([_sphere_geom(model, body) for body in foot_bodies])
     return LeggedInfo(
-        joint_names=names,
-        qpos_adr=np.array([j.qposadr[0] for j in joints]),
-        qvel_adr=np.array([j.dofadr[0] for j in joints]),
-        actuator_ids=actuators,
-        effort_limit_nm=model.actuator_ctrlrange[actuators, 1].copy(),
-        velocity_limit_rad_s=data.velocity_limit_rad_s,
-        pos_limits_rad=np.array([j.range for j in joints]),
+        **vars(chain),
         default_joint_pos_rad=data.default_joint_pos_rad,
         stall_torque_nm=data.stall_torque_nm,
         no_load_speed_rad_s=data.no_load_speed_rad_s,
@@ -270,8 +263,8 @@ def legged_info(model: mujoco.MjModel, urdf: str | Path) -> LeggedInfo:
         base_body_id=model.body(BASE_BODY).id,
         thigh_body_ids=np.array([model.body(f'{leg}_thigh').id for leg in LEGS]),
         calf_body_ids=np.array([model.body(f'{leg}_calf').id for leg in LEGS]),
-        nominal_base_height_m=_standing_height(model, joints, data.default_joint_pos_rad,
-                                               foot_geoms),
+        nominal_base_height_m=_standing_height(model, chain.qpos_adr,
+                                               data.default_joint_pos_rad, foot_geoms),
     )
 
 
@@ -285,13 +278,12 @@ def _sphere_geom(model: mujoco.MjModel, body_id: int) -> int:
     return ids[0]
 
 
-def _standing_height(model: mujoco.MjModel, joints: list, pose_rad: np.ndarray,
+def _standing_height(model: mujoco.MjModel, qpos_adr: np.ndarray, pose_rad: np.ndarray,
                      foot_geoms: np.ndarray) -> float:
     """Base height [m] that puts the lowest foot sphere on z = 0 in the standing pose."""
     data = mujoco.MjData(model)
     data.qpos[3:7] = [1.0, 0.0, 0.0, 0.0]
-    for joint, q in zip(joints, pose_rad):
-        data.qpos[joint.qposadr[0]] = q
+    data.qpos[qpos_adr] = pose_rad
     mujoco.mj_kinematics(model, data)
     lowest = np.min(data.geom_xpos[foot_geoms, 2] - model.geom_size[foot_geoms, 0])
     return float(data.qpos[2] - lowest)

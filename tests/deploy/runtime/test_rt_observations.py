@@ -123,6 +123,7 @@ def test_a_registered_term_is_built_and_its_size_checked(quad_contract, monkeypa
     name is an error."""
     from sim2real.deploy.runtime import observations
     monkeypatch.setattr(observations, 'TERMS', dict(observations.TERMS))
+    monkeypatch.setattr(observations, '_REGISTERED', {})
 
     def contacts(s):
         return s['foot_contacts']
