@@ -126,8 +126,8 @@ def _fill(ours: PPO, theirs, obs_dims: dict[str, int], num_envs: int, num_steps:
         rewards = (torch.randn(num_envs, generator=gen) * 0.1 + 0.5).to(device)
         dones = (torch.rand(num_envs, generator=gen) < DONE_PROBABILITY).to(device)
         torch.manual_seed(seed + 1 + t)   # the same Gaussian noise in both act() calls
-        ours.act(obs['policy'], obs['critic'])
-        ours.process_step(rewards, dones, no_timeouts)
+        ours.act_on(obs['policy'], obs['critic'])
+        ours.store_step(rewards, dones, no_timeouts)
         # rsl_rl merges normalizer statistics in update(); merge them here, as ours does in act()
         theirs.actor.update_normalization(obs)
         theirs.critic.update_normalization(obs)

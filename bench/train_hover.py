@@ -1,5 +1,5 @@
-"""Wall clock of sim2real PPO until its deterministic policy reaches 90 % success on a
-quadrotor task (hover by default; `quadrotor-track` too).
+"""Wall clock of sim2real training (PPO or SAC) until its deterministic policy reaches 90 %
+success on a quadrotor task (hover by default; `quadrotor-track` too).
 
 Every eval_every iterations the current policy is evaluated on 256 episodes under full
 randomization (the same measure as `sim2real eval`); evaluation time is not counted.
@@ -14,7 +14,7 @@ import time
 from bench.common import report
 from sim2real.device import device_scope
 from sim2real.evaluate import rollout_episodes
-from sim2real.rl.runner import OnPolicyRunner, RunnerCfg
+from sim2real.rl.runner import Runner, RunnerCfg
 from sim2real.tasks import get_task
 from sim2real.training import build_env, edge_options
 
@@ -51,28 +51,31 @@ class PeriodicEval:
 
 def time_to_success(seed: int = 0, max_seconds: float = 900.0, eval_every: int = 10,
                     target: float = TARGET_SUCCESS, backend: str = 'mujoco',
-                    device: str = 'cpu', task: str = TASK) -> dict:
-    """Train a quadrotor task with its defaults until evaluation reaches target."""
+                    device: str = 'cpu', task: str = TASK, algo: str | None = None) -> dict:
+    """Train a quadrotor task with its defaults (algo: the task's by default) until
+    evaluation reaches target."""
     train = copy.deepcopy(get_task(task).train)
-    env = build_env(task, seed=seed, num_envs=train.num_envs, backend=backend,
+    train.algo = algo or train.algo
+    env = build_env(task, seed=seed, num_envs=train.schedule('num_envs'), backend=backend,
                     device=device, **edge_options(train))
-    ppo_cfg = train.ppo
     runner_cfg = RunnerCfg(max_iterations=10 ** 6, seed=seed, save_interval=10 ** 6,
                            progress_bar=False, learn_threads=train.learn_threads,
                            act_threads=train.act_threads)
     with tempfile.TemporaryDirectory() as run_dir, device_scope(env.device):
-        runner = OnPolicyRunner(env, ppo_cfg, runner_cfg, run_dir)
-        check = PeriodicEval(lambda: runner.ppo.actor_critic.act_inference, eval_every, target,
+        runner = Runner(env, train.algo_cfg, runner_cfg, run_dir)
+        check = PeriodicEval(lambda: runner.algo.inference_policy, eval_every, target,
                              backend=backend, device=device, task=task)
         summary = runner.learn(max_seconds=max_seconds, stop_when=check)
     wall_s = summary['wall_s'] - check.eval_s
     reached = bool(check.checks) and check.checks[-1]['success_rate'] >= target
-    out = {'task': task, 'backend': backend, 'device': device, 'wall_s': wall_s,
+    out = {'task': task, 'algo': train.algo, 'backend': backend, 'device': device,
+           'wall_s': wall_s,
            'reached': reached,
            'env_steps': summary['env_steps'], 'iterations': summary['iterations'],
            'checks': check.checks}
     anchor = ANCHORS.get(task, 'no anchor yet')
-    report(f'train[{task},{backend},{device}]', f"{'reached' if reached else 'NOT reached'} "
+    report(f'train[{task},{train.algo},{backend},{device}]',
+           f"{'reached' if reached else 'NOT reached'} "
            f'{target:.0%} eval success in {wall_s:.0f} s ({summary["env_steps"]:,} steps) '
            f'({anchor})')
     return out

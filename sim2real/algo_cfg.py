@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-ALGORITHMS = ('ppo',)
+ALGORITHMS = ('ppo', 'sac')
 """Algorithms `sim2real train` runs."""
 ACTIVATIONS = ('elu', 'relu', 'tanh')
 """Hidden activations the networks know (sim2real.rl.networks)."""
@@ -96,6 +96,82 @@ class PPOCfg:
 
 
 @dataclass
+class SACCfg:
+    """Hyper-parameters of Soft Actor-Critic for thousands of parallel envs.
+
+    Haarnoja et al. 2018, Soft Actor-Critic Algorithms and Applications (arXiv:1812.05905):
+    twin critics with clipped double-Q targets, a tanh-squashed Gaussian actor, automatic
+    entropy temperature. From the massively parallel off-policy work: large batches and
+    several updates per env step (FastTD3, Seo et al. 2025, arXiv:2505.22642), LayerNorm in
+    the critics, n-step returns and time-outs bootstrapped from the true last observation
+    (RSL-RL-SAC, Sabatini et al. 2026, arXiv:2605.24975).
+    """
+
+    steps_per_env: int = 1
+    """Env steps per env between updates (T): one iteration adds T x N transitions."""
+    updates_per_iteration: int = 2
+    """Gradient steps per iteration (U)."""
+    batch_size: int = 4096
+    """Transitions per gradient step."""
+    buffer_size: int = 1_000_000
+    """Replay capacity [transitions], on the learner's device."""
+    learning_starts: int = 20_000
+    """Transitions collected before the first gradient step."""
+    gamma: float = 0.99
+    """Discount factor per env step."""
+    n_step: int = 1
+    """Rewards summed per target before bootstrapping (1: the one-step SAC target)."""
+    tau: float = 0.005
+    """Polyak rate of the target critics per gradient step."""
+    actor_learning_rate: float = 3e-4
+    """Adam learning rate of the actor."""
+    critic_learning_rate: float = 3e-4
+    """Adam learning rate of the twin critics."""
+    alpha_learning_rate: float = 3e-4
+    """Adam learning rate of log(alpha), the entropy temperature."""
+    init_alpha: float = 0.1
+    """Initial entropy temperature."""
+    target_entropy_per_action: float = -1.0
+    """Target policy entropy per action dimension [nats] (the SAC paper: -1, i.e. -dim A)."""
+    actor_update_interval: int = 1
+    """Update the actor and temperature every this many critic steps (TD3's delay: 2)."""
+    max_grad_norm: float = 10.0
+    """Global gradient-norm clip of each network."""
+    critic_layer_norm: bool = True
+    """LayerNorm after each hidden layer of the critics."""
+    action_bound: float = 1.0
+    """Actions are action_bound * tanh(u), u the Gaussian sample (in action units)."""
+    log_std_range: tuple[float, float] = (-5.0, 2.0)
+    """Clamp of the actor's log standard deviation."""
+    policy: PolicyCfg = field(default_factory=lambda: PolicyCfg(
+        actor_hidden_dims=(256, 256), critic_hidden_dims=(256, 256), init_noise_std=0.5))
+    """Network widths, activation, initial std (before tanh) and observation normalization."""
+    num_envs: int | None = None
+    """Parallel envs of a SAC run (None: the task's TrainCfg.num_envs)."""
+    max_iterations: int | None = None
+    """Iterations of a SAC run (None: the task's TrainCfg.max_iterations)."""
+    save_interval: int | None = None
+    """Checkpoint every this many iterations (None: the task's TrainCfg.save_interval)."""
+    log_interval: int = 10
+    """Log and write TensorBoard scalars every this many iterations."""
+
+    def __post_init__(self):
+        """Positive sizes and rates; gamma and tau in [0, 1]; an ordered log-std range."""
+        _positive(self, 'steps_per_env', 'updates_per_iteration', 'batch_size', 'buffer_size',
+                  'n_step', 'tau', 'actor_learning_rate', 'critic_learning_rate',
+                  'alpha_learning_rate', 'init_alpha', 'actor_update_interval',
+                  'max_grad_norm', 'action_bound', 'log_interval')
+        _unit(self, 'gamma', 'tau')
+        low, high = self.log_std_range
+        if not low < high:
+            raise ValueError(f'log_std_range must be (low, high) with low < high, got '
+                             f'{self.log_std_range}')
+        for name in ('num_envs', 'max_iterations', 'save_interval'):
+            if getattr(self, name) is not None:
+                _positive(self, name)
+
+
+@dataclass
 class TrainCfg:
     """A task's training defaults: the algorithm, its config and the run's schedule."""
 
@@ -103,6 +179,8 @@ class TrainCfg:
     """Algorithm name (ALGORITHMS)."""
     ppo: PPOCfg = field(default_factory=PPOCfg)
     """PPO's config (used when algo is 'ppo')."""
+    sac: SACCfg = field(default_factory=SACCfg)
+    """SAC's config (used when algo is 'sac')."""
     num_envs: int = 4096
     """Parallel environments."""
     max_iterations: int = 1000
@@ -132,6 +210,17 @@ class TrainCfg:
             raise ValueError(f'unknown algorithm "{self.algo}"; expected one of {ALGORITHMS}')
         _positive(self, 'num_envs', 'max_iterations', 'save_interval')
         _unit(self, 'edge_prob', 'corner_prob')
+
+    @property
+    def algo_cfg(self) -> PPOCfg | SACCfg:
+        """The config of the chosen algorithm."""
+        return getattr(self, self.algo)
+
+    def schedule(self, name: str):
+        """A run-shape value (num_envs, max_iterations, save_interval): the chosen
+        algorithm's own where it sets one, else this config's."""
+        own = getattr(self.algo_cfg, name, None)
+        return getattr(self, name) if own is None else own
 
 
 def _positive(cfg, *names: str) -> None:

@@ -147,8 +147,7 @@ class LoadedPolicy:
         if self._model is None:
             check_contract(self.contract, contract_from_env(env))
             return self._act
-        model = self._model.to(env.device)   # a checkpoint loads on the CPU
-        return model.act_inference
+        return self._model.to(env.device)   # a checkpoint loads on the CPU
 
 
 def evaluate(policy_path: str | Path, episodes: int, seed: int = 12345,

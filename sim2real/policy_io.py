@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import onnx
+from torch import nn
 
 from sim2real.contract import Contract, CONTRACT_KEY, ContractError
 from sim2real.contract_digest import (
@@ -15,26 +16,23 @@ from sim2real.contract_digest import (
 from sim2real.export.onnx_policy import export_onnx, verify_onnx
 from sim2real.onnx_io import load_model
 from sim2real.mdp.contract import contract_from_env
+from sim2real.rl.algorithms import policy_from_state
 from sim2real.rl.checkpoint import CheckpointError, latest_checkpoint, load_checkpoint
-from sim2real.rl.networks import ActorCritic, ExportablePolicy
-from sim2real.training import build_env, ppo_cfg_from_dict, task_env_sets, TrainArgs
+from sim2real.training import build_env, task_env_sets, TrainArgs
 
 log = logging.getLogger(__name__)
 
 
-def load_run(run_dir: str | Path) -> tuple[ActorCritic, dict]:
-    """The newest checkpoint's actor-critic (eval mode) and the run's stored config."""
+def load_run(run_dir: str | Path) -> tuple[nn.Module, dict]:
+    """The newest checkpoint's deterministic policy (eval mode: observations in, actions
+    out, normalizer inside) and the run's stored config."""
     run_dir = Path(run_dir)
     path = latest_checkpoint(run_dir)
     if path is None:
         raise CheckpointError(f'{run_dir}: no checkpoint under {run_dir / "checkpoints"}')
     state = load_checkpoint(path)
     config = state['config']
-    ppo_cfg = ppo_cfg_from_dict(config['ppo'])
-    dims = config['obs_dims']
-    model = ActorCritic(dims['policy'], dims['critic'], config['num_actions'], ppo_cfg.policy)
-    model.load_state_dict(state['model'])
-    return model.eval(), config
+    return policy_from_state(state, config), config
 
 
 def run_contract(config: dict) -> Contract:
@@ -48,8 +46,7 @@ def run_contract(config: dict) -> Contract:
 def export_run(run_dir: str | Path, out: str | Path | None = None,
                num_samples: int = 1000, tolerance: float = 1e-5) -> tuple[Path, float]:
     """Export the run's policy to ONNX and verify it; returns (path, max abs difference)."""
-    model, config = load_run(run_dir)
-    policy = ExportablePolicy(model)
+    policy, config = load_run(run_dir)
     contract = run_contract(config)
     out = Path(out) if out is not None else Path(run_dir) / 'policy.onnx'
     export_onnx(policy, contract, out)

@@ -1,4 +1,4 @@
-"""Train a registered task: env + PPO runner + run-directory artefacts.
+"""Train a registered task: env + algorithm runner + run-directory artefacts.
 
 A run directory holds config.yaml (the resolved config), tb/ (TensorBoard), checkpoints/,
 curves.png and, at the end, summary.json.
@@ -17,22 +17,22 @@ from typing import Callable, Sequence
 import torch
 import yaml
 
-from sim2real.algo_cfg import PolicyCfg, PPOCfg, TrainCfg
+from sim2real.algo_cfg import ALGORITHMS, TrainCfg
 from sim2real.device import device_scope
 from sim2real.mdp.env import RLEnv
 from sim2real.mdp.ranges import bias_edges
 from sim2real.mdp.serialize import to_plain
 from sim2real.overrides import apply_overrides, ConfigError, parse_assignment, split_by_root
 from sim2real.rl.checkpoint import latest_checkpoint, load_checkpoint
-from sim2real.rl.runner import OnPolicyRunner, RunnerCfg
+from sim2real.rl.runner import Runner, RunnerCfg
 from sim2real.rl.warm_start import warm_start
 from sim2real.tasks import get_task, make_env_cfg
 
 log = logging.getLogger(__name__)
 
-OVERRIDE_ROOTS = ('env', 'train', 'ppo')
-"""What `--set` reaches: the task's env config, its training defaults and PPO's config
-(`ppo.x` is `train.ppo.x`)."""
+OVERRIDE_ROOTS = ('env', 'train', *ALGORITHMS)
+"""What `--set` reaches: the task's env config, its training defaults and each algorithm's
+config (`ppo.x` is `train.ppo.x`, `sac.x` is `train.sac.x`)."""
 RUN_SHAPE = ('num_envs', 'seed', 'num_threads', 'backend', 'device')
 """Env fields that describe how a run was executed, not the task: a rebuilt env (export,
 evaluation) takes its own."""
@@ -51,7 +51,7 @@ class TrainArgs:
     num_envs: int | None = None
     """Parallel environments (task default when None)."""
     max_iterations: int | None = None
-    """PPO iterations (task default when None)."""
+    """Iterations (task default when None)."""
     max_seconds: float | None = None
     """Wall-clock budget [s] (task default when None)."""
     save_interval: int | None = None
@@ -69,7 +69,10 @@ class TrainArgs:
     init_from: str | None = None
     """Run directory or checkpoint whose policy this run starts from (see rl/warm_start.py)."""
     sets: list[str] = dataclasses.field(default_factory=list)
-    """`--set root.path=value` overrides of the env, training and PPO configs, in order."""
+    """`--set root.path=value` overrides of the env, training and algorithm configs, in
+    order."""
+    algo: str | None = None
+    """Algorithm (None: the task's default); the resolved name is stored."""
 
 
 def build_env(task: str, seed: int, num_envs: int, action: str | None = None,
@@ -133,16 +136,25 @@ def task_env_sets(sets: Sequence[str]) -> list[str]:
     return [text for text in env_sets(sets) if parse_assignment(text)[0][1] not in RUN_SHAPE]
 
 
-def resolve_train_cfg(defaults: TrainCfg, sets: Sequence[str]) -> TrainCfg:
-    """A task's training defaults with the `train.` and `ppo.` overrides applied."""
+def resolve_train_cfg(defaults: TrainCfg, sets: Sequence[str],
+                      algo: str | None = None) -> TrainCfg:
+    """A task's training defaults with the algorithm chosen (None: the task's) and the
+    `train.` and algorithm overrides applied."""
     cfg = copy.deepcopy(defaults)
-    chosen = [text for text in sets if parse_assignment(text)[0][0] in ('train', 'ppo')]
+    if algo is not None:
+        if algo not in ALGORITHMS:
+            raise ConfigError(f'unknown algorithm "{algo}"; known: {", ".join(ALGORITHMS)}')
+        cfg.algo = algo
+    roots = ('train', *ALGORITHMS)
+    chosen = [text for text in sets if parse_assignment(text)[0][0] in roots]
     split_by_root(sets, OVERRIDE_ROOTS)   # refuses an unknown root
-    apply_overrides({'train': cfg, 'ppo': cfg.ppo}, chosen)   # in the given order
+    apply_overrides({'train': cfg, **{name: getattr(cfg, name) for name in ALGORITHMS}},
+                    chosen)   # in the given order
     return cfg
 
 
-def check_request(task: str, sets: Sequence[str], action: str | None = None) -> None:
+def check_request(task: str, sets: Sequence[str], action: str | None = None,
+                  algo: str | None = None) -> None:
     """Refuse, before anything is built or written, an action the task does not have, and
     overrides that name no field of its env, training or PPO config or carry a value of the
     wrong type."""
@@ -150,7 +162,7 @@ def check_request(task: str, sets: Sequence[str], action: str | None = None) -> 
     if action is not None and action not in spec.actions:
         raise ValueError(f'task "{task}" has no action "{action}"; its actions: '
                          f'{", ".join(spec.actions)}')
-    resolve_train_cfg(spec.train, sets)
+    resolve_train_cfg(spec.train, sets, algo)
     cfg = task_env_cfg(task, sets, action)
     apply_overrides({'env': cfg}, [text for text in env_sets(sets)
                                    if parse_assignment(text)[0][1] in RUN_SHAPE])
@@ -160,16 +172,6 @@ def edge_options(train_cfg: TrainCfg) -> dict:
     """build_env's edge-bias arguments from a task's training config."""
     return {'edge_prob': train_cfg.edge_prob, 'edge_per_env': train_cfg.edge_per_env,
             'corner_prob': train_cfg.corner_prob}
-
-
-def ppo_cfg_from_dict(raw: dict) -> PPOCfg:
-    """PPOCfg from its plain-dict form (as stored in checkpoints)."""
-    raw = dict(raw)
-    policy = dict(raw.pop('policy', {}))
-    for key in ('actor_hidden_dims', 'critic_hidden_dims'):
-        if key in policy:
-            policy[key] = tuple(policy[key])
-    return PPOCfg(**raw, policy=PolicyCfg(**policy))
 
 
 def resolve_args(args: TrainArgs, run_dir: Path, resume: bool) -> TrainArgs:
@@ -182,6 +184,9 @@ def resolve_args(args: TrainArgs, run_dir: Path, resume: bool) -> TrainArgs:
     stored = TrainArgs(**load_checkpoint(path)['config']['args'])
     if stored.task != args.task:
         raise ValueError(f'{run_dir} holds a run of "{stored.task}", not "{args.task}"')
+    if args.algo is not None and stored.algo is not None and args.algo != stored.algo:
+        raise ValueError(f'{run_dir} holds a {stored.algo} run; a resumed run keeps its '
+                         'algorithm')
     if args.sets and list(args.sets) != list(stored.sets):
         raise ValueError(f'{run_dir}: a resumed run keeps the overrides it started with '
                          f'({stored.sets or "none"}); drop --set or start a new run')
@@ -195,7 +200,7 @@ def run_config(args: TrainArgs, env: RLEnv, train_cfg: TrainCfg,
                runner_cfg: RunnerCfg) -> dict:
     """The resolved configuration of a run, as config.yaml and every checkpoint hold it."""
     return {'args': dataclasses.asdict(args), 'num_envs': env.num_envs,
-            'algo': train_cfg.algo, 'ppo': to_plain(train_cfg.ppo),
+            'algo': train_cfg.algo, 'algo_cfg': to_plain(train_cfg.algo_cfg),
             'train': to_plain(train_cfg), 'runner': to_plain(runner_cfg),
             'obs_dims': env.obs_dims, 'num_actions': env.num_actions,
             'env': to_plain(env.cfg)}
@@ -209,30 +214,32 @@ def train(args: TrainArgs, run_dir: str | os.PathLike, resume: bool = False,
     args = resolve_args(args, run_dir, resume)
     spec = get_task(args.task)
     torch.set_num_threads(args.torch_threads)
-    train_cfg = resolve_train_cfg(spec.train, args.sets)
-    num_envs = args.num_envs or train_cfg.num_envs
+    train_cfg = resolve_train_cfg(spec.train, args.sets, args.algo)
+    num_envs = args.num_envs or train_cfg.schedule('num_envs')
     env = build_env(args.task, args.seed, num_envs, args.action, num_threads=args.num_threads,
                     backend=args.backend, device=args.device, sets=args.sets,
                     **edge_options(train_cfg))
     num_envs = env.num_envs
-    args = dataclasses.replace(args, action=env.action_term.kind)
-    ppo_cfg = train_cfg.ppo
-    max_iterations = args.max_iterations or train_cfg.max_iterations
+    args = dataclasses.replace(args, action=env.action_term.kind, algo=train_cfg.algo)
+    max_iterations = args.max_iterations or train_cfg.schedule('max_iterations')
     max_seconds = args.max_seconds if args.max_seconds is not None else train_cfg.max_seconds
     runner_cfg = RunnerCfg(max_iterations=max_iterations, seed=args.seed,
-                           save_interval=args.save_interval or train_cfg.save_interval,
+                           save_interval=args.save_interval
+                           or train_cfg.schedule('save_interval'),
+                           log_interval=getattr(train_cfg.algo_cfg, 'log_interval', 1),
                            progress_bar=progress_bar,
                            learn_threads=train_cfg.learn_threads,
                            act_threads=train_cfg.act_threads)
     config = run_config(args, env, train_cfg, runner_cfg)
     with device_scope(env.device):   # the learner's networks and buffers beside the env's
-        runner = OnPolicyRunner(env, ppo_cfg, runner_cfg, run_dir, config)
+        runner = Runner(env, train_cfg.algo_cfg, runner_cfg, run_dir, config)
         if args.init_from and not (resume and latest_checkpoint(run_dir)):
-            warm_start(runner.ppo.actor_critic, args.init_from, runner.config)
+            warm_start(runner.algo.network, args.init_from, runner.config)
         (run_dir / 'config.yaml').write_text(yaml.safe_dump(config, sort_keys=False))
         result = runner.learn(max_iterations=max_iterations, max_seconds=max_seconds,
                               resume=resume, stop_when=stop_when)
-    summary = {'task': args.task, 'seed': args.seed, 'backend': args.backend,
+    summary = {'task': args.task, 'algo': train_cfg.algo, 'workers': 0,
+               'seed': args.seed, 'backend': args.backend,
                'device': args.device,
                'action': args.action, 'num_envs': num_envs, **result,
                'torch_threads': torch.get_num_threads()}

@@ -8,6 +8,8 @@ import logging
 import os
 import sys
 
+from sim2real.algo_cfg import ALGORITHMS
+
 log = logging.getLogger('sim2real')
 
 
@@ -16,7 +18,8 @@ def _cmd_tasks(args: argparse.Namespace) -> int:
     from sim2real.tasks import get_task, task_names
     for name in task_names():
         spec = get_task(name)
-        sys.stdout.write(f'{name:24s} {spec.description} (actions: {", ".join(spec.actions)})\n')
+        sys.stdout.write(f'{name:24s} {spec.description} (actions: {", ".join(spec.actions)}; '
+                         f'algorithm: {spec.train.algo})\n')
     return 0
 
 
@@ -25,13 +28,13 @@ def _cmd_train(args: argparse.Namespace) -> int:
     from sim2real.training import check_request, train, TrainArgs
     from sim2real.tasks import get_task
     get_task(args.task)
-    check_request(args.task, args.set, args.action)
+    check_request(args.task, args.set, args.action, args.algo)
     train_args = TrainArgs(task=args.task, seed=args.seed, num_envs=args.num_envs,
                            max_iterations=args.max_iterations, max_seconds=args.max_seconds,
                            save_interval=args.save_interval,
                            action=args.action, num_threads=args.threads,
                            backend=args.backend, device=args.device,
-                           init_from=args.init_from, sets=args.set)
+                           init_from=args.init_from, sets=args.set, algo=args.algo)
     summary = train(train_args, args.run_dir, resume=args.resume,
                     progress_bar=not args.no_progress)
     sys.stdout.write(json.dumps(summary, sort_keys=True) + '\n')
@@ -141,12 +144,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest='command', required=True)
     sub.add_parser('tasks', help='list registered tasks').set_defaults(func=_cmd_tasks)
 
-    p = sub.add_parser('train', help='train a task with PPO')
+    p = sub.add_parser('train', help='train a task (PPO or SAC)')
     p.add_argument('task', help='registered task name (see `sim2real tasks`)')
     p.add_argument('--run-dir', required=True, help='output folder of the run')
     p.add_argument('--seed', type=int, default=0, help='seed of env and learner')
     p.add_argument('--num-envs', type=int, default=None, help='parallel environments')
-    p.add_argument('--max-iterations', type=int, default=None, help='PPO iterations in total')
+    p.add_argument('--max-iterations', type=int, default=None,
+                   help='iterations in total (a rollout and an update each)')
+    p.add_argument('--algo', default=None, choices=ALGORITHMS,
+                   help="learning algorithm (default: the task's, see `sim2real tasks`)")
     p.add_argument('--max-seconds', type=float, default=None, help='wall-clock budget [s]')
     p.add_argument('--save-interval', type=_positive_int, default=None,
                    help='checkpoint every N iterations (task default: 25)')
@@ -161,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--threads', type=int, default=0, help='simulation threads (0: all CPUs)')
     p.add_argument('--set', action='append', default=[], metavar='CONFIG.FIELD=VALUE',
                    help='override a field of the env config of the task (env.), of its '
-                        'training defaults (train.) or of the PPO config (ppo.), e.g. --set '
+                        'training defaults (train.) or of an algorithm (ppo., sac.), e.g. --set '
                         'env.rewards.tilt.weight=-0.5 --set ppo.learning_rate=3e-4; the value '
                         'is YAML, checked against the type of the field; repeatable; stored '
                         'with the run')

@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 import onnx
 import torch
+from torch import nn
 
 from sim2real.contract import Contract
 from sim2real.contract_digest import bind_contract
 from sim2real.onnx_io import cpu_session as onnx_session
 from sim2real.onnx_io import read_contract
-from sim2real.rl.networks import ExportablePolicy
 
 __all__ = ['export_onnx', 'ExportError', 'INPUT_NAME', 'onnx_session', 'OUTPUT_NAME',
            'read_contract', 'verify_onnx']
@@ -29,7 +29,7 @@ class ExportError(RuntimeError):
     """The exported graph does not reproduce the torch policy."""
 
 
-def export_onnx(policy: ExportablePolicy, contract: Contract, path: str | Path) -> Path:
+def export_onnx(policy: nn.Module, contract: Contract, path: str | Path) -> Path:
     """Write policy to path as ONNX with the contract and its digest over the graph inside."""
     path = Path(path)
     policy = policy.eval()
@@ -47,7 +47,7 @@ def export_onnx(policy: ExportablePolicy, contract: Contract, path: str | Path) 
     return path
 
 
-def verify_onnx(policy: ExportablePolicy, path: str | Path, num_samples: int = 1000,
+def verify_onnx(policy: nn.Module, path: str | Path, num_samples: int = 1000,
                 tolerance: float = 1e-5, seed: int = 0) -> float:
     """Max |onnx - torch| over random observations; raises ExportError above tolerance."""
     session = onnx_session(path)

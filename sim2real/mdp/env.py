@@ -61,6 +61,10 @@ class RLEnv(Stateful):
         self.record_final_obs = False
         """When True, step() puts the finished episodes' last (undelayed) policy obs in
         extras['final_obs'] and their per-env statistics in extras['final_episode']."""
+        self.final_obs_groups: tuple[str, ...] = ()
+        """Observation groups whose last (undelayed) vectors step() reports, for every env, in
+        extras['final_obs_groups'] when an episode ends (off-policy learners bootstrap a
+        time-out from them); rows of envs whose episode goes on are the current ones."""
         self.events = EventManager(self, cfg.events)
         self.rewards = RewardManager(self, cfg.rewards, cfg.only_positive_rewards)
         self.terminations = TerminationManager(self, cfg.terminations)
@@ -171,6 +175,9 @@ class RLEnv(Stateful):
             if self.record_final_obs:
                 extras['final_obs'] = self.observations.compute_group('policy')
                 extras['final_episode'] = self._final_episode(done_ids)
+            if self.final_obs_groups:
+                extras['final_obs_groups'] = {
+                    g: self.observations.compute_group(g) for g in self.final_obs_groups}
             extras['log'] = self._episode_log(done_ids, terminated)
             self._reset_idx(done_ids)
             self.observations.reset(done_ids)

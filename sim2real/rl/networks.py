@@ -17,9 +17,11 @@ _ACTIVATIONS = {'elu': ExpELU, 'relu': nn.ReLU, 'tanh': nn.Tanh}
 
 
 def build_mlp(
-    in_dim: int, hidden_dims: tuple[int, ...], out_dim: int, activation: str, out_gain: float
+    in_dim: int, hidden_dims: tuple[int, ...], out_dim: int, activation: str, out_gain: float,
+    layer_norm: bool = False,
 ) -> nn.Sequential:
-    """Return an MLP with orthogonal weights (gain sqrt(2) hidden, out_gain last), zero biases."""
+    """Return an MLP with orthogonal weights (gain sqrt(2) hidden, out_gain last), zero biases;
+    layer_norm: a LayerNorm after each hidden Linear, before its activation."""
     if activation not in _ACTIVATIONS:
         raise ValueError(f'activation {activation!r} is not one of {sorted(_ACTIVATIONS)}')
     layers: list[nn.Module] = []
@@ -28,7 +30,8 @@ def build_mlp(
         linear = nn.Linear(d_in, d_out)
         nn.init.orthogonal_(linear.weight, gain=math.sqrt(2.0))
         nn.init.zeros_(linear.bias)
-        layers += [linear, _ACTIVATIONS[activation]()]
+        layers += [linear, nn.LayerNorm(d_out), _ACTIVATIONS[activation]()] if layer_norm \
+            else [linear, _ACTIVATIONS[activation]()]
     last = nn.Linear(dims[-1], out_dim)
     nn.init.orthogonal_(last.weight, gain=out_gain)
     nn.init.zeros_(last.bias)
@@ -108,6 +111,15 @@ class ActorCritic(nn.Module):
         return torch.exp(self.log_std).detach()
 
 
+def deployable_mlp(mlp: nn.Sequential) -> nn.Sequential:
+    """An eval-mode deep copy of mlp whose ELUs are the standard operator (ONNX, TorchScript)."""
+    out = copy.deepcopy(mlp)
+    for i, layer in enumerate(out):
+        if isinstance(layer, ExpELU):
+            out[i] = nn.ELU()
+    return out.eval()
+
+
 class ExportablePolicy(nn.Module):
     """Deterministic deployment policy: forward(obs) = actor_mean(normalize(obs)).
 
@@ -120,10 +132,7 @@ class ExportablePolicy(nn.Module):
         super().__init__()
         self.normalize_obs = actor_critic.cfg.normalize_obs
         self.normalizer = copy.deepcopy(actor_critic.policy_normalizer)
-        self.actor = copy.deepcopy(actor_critic.actor)
-        for i, layer in enumerate(self.actor):   # the standard operator in ONNX and TorchScript
-            if isinstance(layer, ExpELU):
-                self.actor[i] = nn.ELU()
+        self.actor = deployable_mlp(actor_critic.actor)
         self.normalizer.freeze()
         self.eval()
 

@@ -7,17 +7,25 @@ massively parallel legged-robot training (Rudin et al. 2022, arXiv:2109.11978).
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import nn
 
 from sim2real.algo_cfg import PPOCfg
 from sim2real.rl import losses
-from sim2real.rl.networks import ActorCritic
+from sim2real.rl.networks import ActorCritic, ExportablePolicy
 from sim2real.rl.storage import RolloutStorage, Transition
 
 
 class PPO:
-    """PPO-Clip learner that owns the actor-critic, the Adam optimizer and the rollout storage."""
+    """PPO-Clip learner that owns the actor-critic, the Adam optimizer and the rollout storage
+    (an Algorithm, sim2real.rl.algorithm)."""
+
+    name = 'ppo'
+    state_keys = ('model', 'optimizer', 'learning_rate')
+    log_keys = ('approx_kl', 'learning_rate')
+    final_observations = False
 
     def __init__(
         self, num_policy_obs: int, num_critic_obs: int, num_actions: int, num_envs: int,
@@ -34,11 +42,35 @@ class PPO:
             cfg.num_steps_per_env, num_envs, num_policy_obs, num_critic_obs, num_actions
         )
         self.generator = generator if generator is not None else torch.Generator()
+        self.rollout_steps = cfg.num_steps_per_env
         self._pending: dict[str, torch.Tensor] = {}
         self._explained_variance = float('nan')
 
+    def act(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Sample actions (N, A) for the 'policy' and 'critic' observation groups."""
+        return self.act_on(obs['policy'], obs['critic'])
+
+    def process_step(self, obs: dict[str, torch.Tensor], rewards: torch.Tensor,
+                     terminated: torch.Tensor, truncated: torch.Tensor,
+                     extras: dict[str, Any]) -> None:
+        """Store the step: an episode ends at either flag; only time-outs bootstrap."""
+        self.store_step(rewards, terminated | truncated, truncated & ~terminated)
+
+    def end_rollout(self, obs: dict[str, torch.Tensor]) -> None:
+        """GAE over the stored rollout, bootstrapped from the critic at obs."""
+        self.compute_returns(obs['critic'])
+
+    @property
+    def network(self) -> ActorCritic:
+        """Every parameter and normalizer: the checkpoint's 'model'."""
+        return self.actor_critic
+
+    def inference_policy(self) -> ExportablePolicy:
+        """The deterministic policy (the Gaussian's mean) with its normalizer, eval mode."""
+        return ExportablePolicy(self.actor_critic)
+
     @torch.no_grad()
-    def act(self, obs_policy: torch.Tensor, obs_critic: torch.Tensor) -> torch.Tensor:
+    def act_on(self, obs_policy: torch.Tensor, obs_critic: torch.Tensor) -> torch.Tensor:
         """Update the normalizers with obs, sample actions (N, A), remember the step for storage.
 
         The normalizer statistics move during the rollout, so stored log-probabilities used
@@ -56,7 +88,7 @@ class PPO:
         return actions
 
     @torch.no_grad()
-    def process_step(
+    def store_step(
         self, rewards: torch.Tensor, dones: torch.Tensor, timeouts: torch.Tensor
     ) -> None:
         """Store the step's outcome; time-outs bootstrap with gamma * V(s_t).
@@ -65,7 +97,7 @@ class PPO:
         V(s_t) stands in for V(s_{t+1}) (one step earlier, nearly the same value).
         """
         if not self._pending:
-            raise RuntimeError('process_step() called without a preceding act()')
+            raise RuntimeError('store_step() called without a preceding act()')
         # r_t <- r_t + gamma * V(s_t) on time-outs (episode cut, not ended)
         rewards = rewards + self.cfg.gamma * self._pending['values'] * timeouts.float()
         self.storage.add(Transition(**self._pending, rewards=rewards, dones=dones.float()))

@@ -1,13 +1,11 @@
-"""On-policy training loop: rollouts, PPO updates, logging, checkpoints, resume."""
+"""Training loop of every algorithm: rollouts, updates, logging, checkpoints, resume."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
 import os
 import time
-from collections import defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, TYPE_CHECKING
@@ -21,9 +19,11 @@ from sim2real.rl.checkpoint import (
     CheckpointError, checkpoint_path, latest_checkpoint, load_checkpoint, plain_config,
     prune_checkpoints, save_checkpoint,
 )
+from sim2real.rl.algorithm import Algorithm
+from sim2real.rl.algorithms import AlgorithmCfg, build_algorithm
+from sim2real.rl.collector import Collector, torch_threads
 from sim2real.rl.curves import plot_curves
 from sim2real.rl.env import VecEnv
-from sim2real.rl.ppo import PPO, PPOCfg
 from sim2real.sim.state import StateError
 
 if TYPE_CHECKING:
@@ -33,17 +33,17 @@ logger = logging.getLogger(__name__)
 
 CHECKPOINT_FORMAT = 'sim2real.rl.checkpoint/2'
 """/2 adds env_state (absent where the env has no state protocol) and segments."""
-_REQUIRED_KEYS = ('model', 'optimizer', 'learning_rate', 'iteration', 'env_steps',
-                  'torch_rng_state', 'generator_state', 'history')
+_REQUIRED_KEYS = ('iteration', 'env_steps', 'torch_rng_state', 'generator_state', 'history')
 _OWN_KEYS = ('iteration', 'env_steps')
 
 
 @dataclass
 class RunnerCfg:
-    """Schedule of the on-policy training loop."""
+    """Schedule of the training loop."""
 
     max_iterations: int = 1500
-    """Total PPO iterations of the run (counted from iteration 0, also across resumes)."""
+    """Total iterations of the run, a rollout and an update each (counted from iteration 0,
+    also across resumes)."""
     save_interval: int = 50
     """Save a checkpoint and curves.png every this many iterations (and at the end)."""
     seed: int = 42
@@ -57,7 +57,7 @@ class RunnerCfg:
     progress_bar: bool = True
     """Show a tqdm progress bar."""
     learn_threads: int | None = None
-    """torch threads during the PPO update (None: leave as set); collection keeps its own."""
+    """torch threads during the update (None: leave as set); collection keeps its own."""
     act_threads: int | None = None
     """torch threads for the policy's forward passes during collection (None: leave as set);
     the env steps on its own setting, so the simulation threads keep the cores to themselves."""
@@ -70,22 +70,9 @@ def has_state_protocol(env) -> bool:
                for name in ('state_dict', 'load_state_dict', 'get_observations'))
 
 
-@contextlib.contextmanager
-def torch_threads(num_threads: int | None):
-    """Run the body on num_threads torch intra-op threads (None: as set), then restore."""
-    if num_threads is None:
-        yield
-        return
-    previous = torch.get_num_threads()
-    torch.set_num_threads(num_threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
-
-
-class OnPolicyRunner:
-    """Train a PPO agent on a VecEnv (see sim2real.rl.env) and manage run_dir.
+class Runner:
+    """Train an algorithm (sim2real.rl.algorithm) on a VecEnv (sim2real.rl.env) and manage
+    run_dir.
 
     run_dir receives tb/ (TensorBoard events), checkpoints/model_{iteration:06d}.pt and
     curves.png. A checkpoint holds model, optimizer, normalizers, learning rate, RNG states,
@@ -103,21 +90,21 @@ class OnPolicyRunner:
     """
 
     def __init__(
-        self, env: VecEnv, ppo_cfg: PPOCfg, runner_cfg: RunnerCfg, run_dir: str | os.PathLike,
-        config_dict: dict | None = None,
+        self, env: VecEnv, algo_cfg: AlgorithmCfg, runner_cfg: RunnerCfg,
+        run_dir: str | os.PathLike, config_dict: dict | None = None,
     ) -> None:
-        """Seed torch, build PPO for the env's observation and action sizes."""
+        """Seed torch, build the algorithm algo_cfg configures for the env's sizes."""
         self.env = env
         self.cfg = runner_cfg
         self.run_dir = Path(run_dir)
         if config_dict is None:
-            config_dict = {'ppo': asdict(ppo_cfg), 'runner': asdict(runner_cfg)}
+            config_dict = {'algo_cfg': asdict(algo_cfg), 'runner': asdict(runner_cfg)}
         self.config = plain_config(config_dict)
         torch.manual_seed(runner_cfg.seed)
         self.device = getattr(env, 'device', torch.device('cpu'))
         self.generator = generator(self.device, runner_cfg.seed)
-        self.ppo = PPO(env.obs_dims['policy'], env.obs_dims['critic'], env.num_actions,
-                       env.num_envs, ppo_cfg, self.generator)
+        self.algo: Algorithm = build_algorithm(algo_cfg, env, self.generator)
+        self.collector = Collector(env, runner_cfg.act_threads)
         self.iteration = 0
         self.env_steps = 0
         self.history: list[dict[str, float]] = []
@@ -134,7 +121,7 @@ class OnPolicyRunner:
     def state_dict(self) -> dict:
         """Return the full training state, loadable with weights_only=True."""
         state = {
-            'format': CHECKPOINT_FORMAT, **self.ppo.state_dict(),
+            'format': CHECKPOINT_FORMAT, 'algo': self.algo.name, **self.algo.state_dict(),
             'iteration': self.iteration, 'env_steps': self.env_steps,
             'torch_rng_state': get_rng_state(self.device) if self._learning else self.rng_state,
             'generator_state': self.generator.get_state(),
@@ -178,10 +165,14 @@ class OnPolicyRunner:
     def load(self, path: str | os.PathLike) -> None:
         """Restore the training state from a checkpoint written by save()."""
         state = load_checkpoint(path)
-        missing = [key for key in _REQUIRED_KEYS if key not in state]
+        algo = state.get('algo', 'ppo')   # checkpoints before the algorithm seam are PPO's
+        if algo != self.algo.name:
+            raise CheckpointError(f'checkpoint {path} was written by {algo}, not '
+                                  f'{self.algo.name}')
+        missing = [key for key in (*_REQUIRED_KEYS, *self.algo.state_keys) if key not in state]
         if missing:
             raise CheckpointError(f'checkpoint {path} lacks {missing}: not a runner checkpoint')
-        self.ppo.load_state_dict(state)
+        self.algo.load_state_dict(state)
         self.iteration = int(state['iteration'])
         self.env_steps = int(state['env_steps'])
         self.rng_state = state['torch_rng_state']
@@ -212,23 +203,6 @@ class OnPolicyRunner:
             raise StateError(f'checkpoint {path}: {exc}') from exc
         return self.env.get_observations()
 
-    def _collect(self, obs: dict[str, torch.Tensor]) -> tuple[dict, dict[str, float]]:
-        """Run one rollout into PPO's storage; return the last obs and the episode stats.
-
-        Each extras['log'] entry is averaged over the steps that reported it (each step's value
-        being already a mean over the episodes that ended in it).
-        """
-        episode_logs: dict[str, list[float]] = defaultdict(list)
-        for _ in range(self.ppo.cfg.num_steps_per_env):
-            with torch_threads(self.cfg.act_threads):
-                actions = self.ppo.act(obs['policy'], obs['critic'])
-            obs, rewards, terminated, truncated, extras = self.env.step(actions)
-            self.ppo.process_step(rewards, terminated | truncated, truncated & ~terminated)
-            for key, value in extras.get('log', {}).items():
-                episode_logs[key].append(float(value))
-        self.ppo.compute_returns(obs['critic'])
-        return obs, {key: sum(v) / len(v) for key, v in episode_logs.items()}
-
     def learn(
         self, max_iterations: int | None = None, max_seconds: float | None = None,
         resume: bool = False, stop_when: Callable[[dict], bool] | None = None,
@@ -257,7 +231,7 @@ class OnPolicyRunner:
         # purge only what a killed run logged after this checkpoint: steps > iteration
         writer = SummaryWriter(str(self.run_dir / 'tb'),
                                purge_step=self.iteration + 1 if self.iteration else None)
-        bar = tqdm(total=total, initial=self.iteration, unit='it', desc='ppo',
+        bar = tqdm(total=total, initial=self.iteration, unit='it', desc=self.algo.name,
                    disable=not self.cfg.progress_bar, dynamic_ncols=True)
         set_rng_state(self.rng_state, self.device)
         self._learning = True
@@ -279,7 +253,7 @@ class OnPolicyRunner:
     ) -> None:
         """Run iterations until total or the monotonic deadline, then save; the env continues
         from the last boundary (resumed or in this process), else it is reset."""
-        batch_steps = self.env.num_envs * self.ppo.cfg.num_steps_per_env
+        batch_steps = self.env.num_envs * self.algo.rollout_steps
         start_iteration, saved_at = self.iteration, None
         if self._obs is None or not has_state_protocol(self.env):
             obs = self.env.reset(seed=self.cfg.seed + self.iteration)
@@ -288,7 +262,8 @@ class OnPolicyRunner:
         while self.iteration < total:
             tic = time.monotonic()
             self._obs = None   # the env leaves the boundary
-            obs, episode_stats = self._collect(obs)
+            self.collector.act_threads = self.cfg.act_threads
+            obs, episode_stats = self.collector.collect(self.algo, obs)
             self._obs = obs
             collect_s = time.monotonic() - tic
             metrics = self._update()
@@ -315,9 +290,9 @@ class OnPolicyRunner:
             self.save()
 
     def _update(self) -> dict[str, float]:
-        """PPO update, on learn_threads torch threads when configured."""
+        """The algorithm's update, on learn_threads torch threads when configured."""
         with torch_threads(self.cfg.learn_threads):
-            return self.ppo.update()
+            return self.algo.update()
 
     def _record(
         self, metrics: dict[str, float], episode_stats: dict[str, float], batch_steps: int,
@@ -338,11 +313,11 @@ class OnPolicyRunner:
         for key, value in entry.items():
             if key != 'iteration':
                 writer.add_scalar(key, value, self.iteration)
-        logger.info(
-            'iteration %d/%d  steps %d  return %.3f  kl %.4f  lr %.2e  sps %.0f',
-            self.iteration, total, self.env_steps, entry.get('episode/return', math.nan),
-            entry['train/approx_kl'], entry['train/learning_rate'], entry['perf/steps_per_s'],
-        )
+        shown = '  '.join(f'{key} {entry.get(f"train/{key}", math.nan):.4g}'
+                          for key in self.algo.log_keys)
+        logger.info('iteration %d/%d  steps %d  return %.3f  %s  sps %.0f', self.iteration,
+                    total, self.env_steps, entry.get('episode/return', math.nan), shown,
+                    entry['perf/steps_per_s'])
 
     def _summary(self) -> dict:
         """Return iterations, env_steps, wall_s and steps_per_s over all segments, the
@@ -351,7 +326,7 @@ class OnPolicyRunner:
         window = returns[-self.cfg.summary_window:]
         wall_s = sum(s['wall_s'] for s in self.segments)
         iterations = sum(s['end_iteration'] - s['start_iteration'] for s in self.segments)
-        batch_steps = self.env.num_envs * self.ppo.cfg.num_steps_per_env
+        batch_steps = self.env.num_envs * self.algo.rollout_steps
         summary = {
             'iterations': self.iteration, 'env_steps': self.env_steps, 'wall_s': wall_s,
             'steps_per_s': iterations * batch_steps / max(wall_s, 1e-9),

@@ -55,6 +55,7 @@ def policy_interface(config: dict) -> dict:
     """What the actor's inputs and outputs mean in a run's stored config."""
     env = config['env']
     terms = env['observations']['policy']['terms']
+    policy = config.get('algo_cfg', config.get('ppo'))['policy']   # before the seam: PPO's
     return {
         'policy observations': [
             {'name': name, **{k: term.get(k) for k in _TERM_FIELDS}}
@@ -62,9 +63,10 @@ def policy_interface(config: dict) -> dict:
         'policy observation size': config['obs_dims']['policy'],
         'action': _bounds_only(env['action']),
         'actions': config['num_actions'],
-        'actor hidden dims': list(config['ppo']['policy']['actor_hidden_dims']),
-        'activation': config['ppo']['policy']['activation'],
-        'normalize_obs': config['ppo']['policy']['normalize_obs'],
+        'algorithm': config.get('algo', 'ppo'),
+        'actor hidden dims': list(policy['actor_hidden_dims']),
+        'activation': policy['activation'],
+        'normalize_obs': policy['normalize_obs'],
     }
 
 
@@ -88,8 +90,9 @@ def interface_mismatches(source: dict, target: dict) -> list[str]:
     return lines
 
 
-def warm_start(actor_critic: nn.Module, source: str | os.PathLike, config: dict) -> Path:
-    """Load actor, log-std and policy normalizer from source into actor_critic.
+def warm_start(network: nn.Module, source: str | os.PathLike, config: dict) -> Path:
+    """Load actor, log-std and policy normalizer from source into an algorithm's network
+    (PPO's actor-critic, SAC's model; the same algorithm as the source's).
 
     config is the target run's stored config (training.train writes it); raises ValueError
     naming every field in which the two policies' interfaces differ. Returns the checkpoint.
@@ -104,7 +107,7 @@ def warm_start(actor_critic: nn.Module, source: str | os.PathLike, config: dict)
         raise ValueError(f'cannot start this policy from {path}: its interface differs:\n  '
                          + '\n  '.join(mismatches))
     policy_state = {k: v for k, v in state['model'].items() if k.startswith(_POLICY_PREFIXES)}
-    missing, unexpected = actor_critic.load_state_dict(policy_state, strict=False)
+    missing, unexpected = network.load_state_dict(policy_state, strict=False)
     not_loaded = [k for k in missing if k.startswith(_POLICY_PREFIXES)]
     if not_loaded or unexpected:
         raise CheckpointError(f'{path}: policy weights {not_loaded or unexpected} do not fit')

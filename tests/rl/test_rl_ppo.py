@@ -71,11 +71,11 @@ def test_timeouts_bootstrap_with_discounted_value():
     """A time-out adds gamma * V(s_t) to the stored reward; a termination adds nothing."""
     ppo = make_ppo(gamma=0.9)
     obs_critic = torch.randn(ENVS, CRITIC_OBS)
-    ppo.act(torch.randn(ENVS, POLICY_OBS), obs_critic)
+    ppo.act_on(torch.randn(ENVS, POLICY_OBS), obs_critic)
     values = ppo.actor_critic.value(obs_critic).detach()
     timeouts = torch.tensor([True, False, False])
     dones = torch.tensor([True, True, False])
-    ppo.process_step(torch.ones(ENVS), dones, timeouts)
+    ppo.store_step(torch.ones(ENVS), dones, timeouts)
     expected = torch.ones(ENVS) + 0.9 * values * timeouts.float()
     torch.testing.assert_close(ppo.storage.rewards[0], expected)
     torch.testing.assert_close(ppo.storage.dones[0], dones.float())
@@ -104,9 +104,9 @@ def test_update_reports_all_diagnostics_and_clears_storage(schedule):
     """update() returns finite diagnostics, leaves a fixed lr alone and empties the storage."""
     ppo = make_ppo(schedule=schedule)
     for _ in range(STEPS):
-        ppo.act(torch.randn(ENVS, POLICY_OBS), torch.randn(ENVS, CRITIC_OBS))
-        ppo.process_step(torch.randn(ENVS), torch.zeros(ENVS, dtype=torch.bool),
-                         torch.zeros(ENVS, dtype=torch.bool))
+        ppo.act_on(torch.randn(ENVS, POLICY_OBS), torch.randn(ENVS, CRITIC_OBS))
+        ppo.store_step(torch.randn(ENVS), torch.zeros(ENVS, dtype=torch.bool),
+                       torch.zeros(ENVS, dtype=torch.bool))
     ppo.compute_returns(torch.randn(ENVS, CRITIC_OBS))
     metrics = ppo.update()
     assert set(metrics) == {'surrogate_loss', 'value_loss', 'entropy', 'approx_kl',

@@ -1,4 +1,4 @@
-"""OnPolicyRunner resume with env state: episodes continue, wall time sums over segments."""
+"""Runner resume with env state: episodes continue, wall time sums over segments."""
 
 from __future__ import annotations
 

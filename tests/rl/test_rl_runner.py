@@ -1,4 +1,4 @@
-"""End-to-end tests of OnPolicyRunner on a tiny batched point-mass task."""
+"""End-to-end tests of Runner on a tiny batched point-mass task."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 import pytest
 import torch
 
-from sim2real.rl import OnPolicyRunner, PolicyCfg, PPOCfg, RunnerCfg, latest_checkpoint
+from sim2real.rl import Runner, PolicyCfg, PPOCfg, RunnerCfg, latest_checkpoint
 from sim2real.rl.checkpoint import list_checkpoints, load_checkpoint
 
 
@@ -26,6 +26,8 @@ class PointMassEnv:
 
     num_actions = 1
     obs_dims = {'policy': 2, 'critic': 3}
+    final_obs_groups: tuple[str, ...] = ()
+    """Groups whose last observations of ended episodes step() reports (as RLEnv)."""
 
     def __init__(self, num_envs: int, episode_length: int = 24, random_init: bool = True,
                  dt_s: float = 0.1) -> None:
@@ -82,6 +84,8 @@ class PointMassEnv:
                 'episode/success': (self.pos_m[done].abs() < 0.2).float().mean().item(),
                 'episode/length': self.steps[done].float().mean().item(),
             }
+            if self.final_obs_groups:
+                extras['final_obs_groups'] = self._obs()
             self._reset_envs(done.nonzero().squeeze(-1))
         return self._obs(), rewards, terminated, truncated, extras
 
@@ -92,12 +96,12 @@ def make_runner(tmp_path, env, max_iterations=30, save_interval=10, seed=1):
                      policy=PolicyCfg(actor_hidden_dims=(32, 32), critic_hidden_dims=(32, 32)))
     runner_cfg = RunnerCfg(max_iterations=max_iterations, save_interval=save_interval,
                            seed=seed, progress_bar=False)
-    return OnPolicyRunner(env, ppo_cfg, runner_cfg, tmp_path, {'task': 'point_mass'})
+    return Runner(env, ppo_cfg, runner_cfg, tmp_path, {'task': 'point_mass'})
 
 
 def params(runner):
     """Return the actor-critic state dict (parameters, log-std, normalizer buffers)."""
-    return runner.ppo.actor_critic.state_dict()
+    return runner.algo.actor_critic.state_dict()
 
 
 def assert_state_equal(a, b):
@@ -214,8 +218,8 @@ def test_policy_and_update_run_on_their_threads_and_the_env_on_its_own(tmp_path)
     runner = make_runner(tmp_path, env, max_iterations=1)
     runner.cfg.act_threads, runner.cfg.learn_threads = 2, 3
     seen = {'act': set(), 'step': set(), 'update': set()}
-    for name, obj, attr in (('act', runner.ppo, 'act'), ('step', env, 'step'),
-                            ('update', runner.ppo, 'update')):
+    for name, obj, attr in (('act', runner.algo, 'act'), ('step', env, 'step'),
+                            ('update', runner.algo, 'update')):
         def spy(*args, _f=getattr(obj, attr), _name=name, **kwargs):
             seen[_name].add(torch.get_num_threads())
             return _f(*args, **kwargs)

@@ -95,7 +95,7 @@ def read_contract(path: Path) -> dict:
 def steps_per_env(run_dir: Path) -> int:
     """PPO rollout length per env and iteration, from the run's config.yaml."""
     config = yaml.safe_load((run_dir / 'config.yaml').read_text())
-    return config['ppo']['num_steps_per_env']
+    return config['algo_cfg']['num_steps_per_env']
 
 
 def comparable(summary: dict) -> dict:
@@ -177,6 +177,33 @@ def test_train_export_eval_round_trip(hover_run):
         assert result['task'] == 'quadrotor-hover'
         assert 0.0 <= result['success_rate'] <= 1.0
         assert 0.0 <= result['termination_rate'] <= 1.0
+
+
+def test_sac_train_export_eval_and_resume(tmp_path):
+    """`train --algo sac` runs the same pipeline: summary and config name the algorithm, the
+    squashed policy exports within 1e-5 and evaluates from the file and the checkpoint; a
+    resume continues SAC and refuses to switch algorithm."""
+    run_dir = tmp_path / 'sac'
+    sac = ['--algo', 'sac', '--seed', '0', '--num-envs', '32', '--save-interval', '2',
+           '--set', 'sac.learning_starts=64', '--set', 'sac.batch_size=64']
+    proc = run_cli(*train_args(run_dir, *sac, '--max-iterations', '4'), cwd=tmp_path)
+    summary = json_line(proc.stdout)
+    assert (summary['algo'], summary['workers'], summary['iterations']) == ('sac', 0, 4)
+    assert summary['env_steps'] == 4 * 32   # one step per env and iteration (sac default)
+    config = yaml.safe_load((run_dir / 'config.yaml').read_text())
+    assert config['algo'] == 'sac' and config['args']['algo'] == 'sac'
+    assert config['algo_cfg']['batch_size'] == 64
+    export = json_line(run_cli('export', run_dir, cwd=tmp_path).stdout)
+    assert 0.0 <= export['max_abs_diff'] <= 1e-5
+    for policy in (run_dir / 'policy.onnx', run_dir):
+        result = json_line(run_cli('eval', policy, '--episodes', '4', '--json', cwd=tmp_path,
+                                   expect=1).stdout)
+        assert result['episodes'] == 4
+    proc = run_cli(*train_args(run_dir, '--resume', '--max-iterations', '6'), cwd=tmp_path)
+    assert json_line(proc.stdout)['iterations'] == 6
+    assert 'hold no replay buffer: it refills with 64 transitions' in proc.stderr
+    proc = run_cli(*train_args(run_dir, '--resume', '--algo', 'ppo'), cwd=tmp_path, expect=None)
+    assert proc.returncode != 0 and 'keeps its algorithm' in proc.stderr
 
 
 def test_rotor_speeds_action_round_trip(tmp_path):
