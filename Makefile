@@ -22,7 +22,7 @@ $(STAMP): setup.py setup.cfg Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip setuptools wheel
 	$(PIP) install -q torch==$(TORCH_VERSION)
-	$(PIP) install -q -e '.[train,deploy,ros,dev,gpu]'
+	$(PIP) install -q -e '.[train,deploy,ros,dev,gpu,ray]'
 	touch $@
 
 # Offscreen MuJoCo rendering (MUJOCO_GL=osmesa) needs Debian's libosmesa6. Installed only if

@@ -159,6 +159,11 @@ setup(
             'mujoco-warp>=4.0,<5',
             'warp-lang>=1.19',
         ],
+        'ray': [
+            # `sim2real train --workers N`: rollout workers as Ray actors (sim2real/rl/
+            # ray_sampler.py); plain ray, no dashboard; nothing imports it without --workers
+            'ray>=2.40,<3',
+        ],
         'rsl_rl': [
             # sim2real/mdp/rsl_rl_env.py: rsl_rl's OnPolicyRunner on our envs (brings tensordict)
             'rsl-rl-lib>=5.5,<6',

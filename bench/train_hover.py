@@ -20,6 +20,8 @@ from sim2real.training import build_env, edge_options
 
 TASK = 'quadrotor-hover'
 TARGET_SUCCESS = 0.9
+SAC_EVAL_EVERY = 1000
+"""SAC evaluates every this many iterations (an iteration is one env step of every env)."""
 ANCHORS = {TASK: 'goal <= 60 s; anchor: Learning to Fly in Seconds, 18 s in C++ on a laptop'}
 """What each task's wall clock is compared with, where something published compares."""
 

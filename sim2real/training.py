@@ -73,6 +73,11 @@ class TrainArgs:
     order."""
     algo: str | None = None
     """Algorithm (None: the task's default); the resolved name is stored."""
+    workers: int = 0
+    """Ray rollout workers, each stepping num_envs / workers envs (0: the envs step in the
+    learner's process and Ray is not imported)."""
+    ray_address: str | None = None
+    """Ray cluster to join ('auto', host:port); None starts a local one."""
 
 
 def build_env(task: str, seed: int, num_envs: int, action: str | None = None,
@@ -193,13 +198,38 @@ def resolve_args(args: TrainArgs, run_dir: Path, resume: bool) -> TrainArgs:
     for name in ('max_iterations', 'max_seconds', 'save_interval'):
         if getattr(args, name) is not None:
             setattr(stored, name, getattr(args, name))
+    stored.workers, stored.ray_address = args.workers, args.ray_address   # where it runs now
     return stored
 
 
+def _ray_workers(args: TrainArgs, train_cfg: TrainCfg, num_envs: int):
+    """The sizes of the run's env, a RaySampler of args.workers workers, each building
+    num_envs / workers envs of the task on one simulation thread, and a one-env instance
+    of the task (its config and action describe the run)."""
+    from functools import partial
+    from sim2real.rl.env import EnvSpec
+    from sim2real.rl.ray_sampler import RaySampler   # Ray only when workers are asked for
+    if num_envs % args.workers:
+        raise ConfigError(f'{num_envs} envs do not split over {args.workers} workers; pick '
+                          'a multiple (--num-envs)')
+    per_worker = num_envs // args.workers
+    make_env = partial(build_env, args.task, num_envs=per_worker, action=args.action,
+                       num_threads=1, backend=args.backend, device=args.device,
+                       sets=args.sets, **edge_options(train_cfg))
+    probe = build_env(args.task, args.seed, 1, args.action, num_threads=1, sets=args.sets)
+    spec = EnvSpec(num_envs, probe.num_actions, dict(probe.obs_dims))
+    steps = train_cfg.algo_cfg.num_steps_per_env if train_cfg.algo == 'ppo' \
+        else train_cfg.algo_cfg.steps_per_env
+    sampler = RaySampler(make_env, args.workers, train_cfg.algo_cfg, steps, args.seed,
+                         address=args.ray_address)
+    return spec, sampler, probe
+
+
 def run_config(args: TrainArgs, env: RLEnv, train_cfg: TrainCfg,
-               runner_cfg: RunnerCfg) -> dict:
-    """The resolved configuration of a run, as config.yaml and every checkpoint hold it."""
-    return {'args': dataclasses.asdict(args), 'num_envs': env.num_envs,
+               runner_cfg: RunnerCfg, num_envs: int | None = None) -> dict:
+    """The resolved configuration of a run, as config.yaml and every checkpoint hold it
+    (num_envs: all the run's envs, when env is a one-env instance describing them)."""
+    return {'args': dataclasses.asdict(args), 'num_envs': num_envs or env.num_envs,
             'algo': train_cfg.algo, 'algo_cfg': to_plain(train_cfg.algo_cfg),
             'train': to_plain(train_cfg), 'runner': to_plain(runner_cfg),
             'obs_dims': env.obs_dims, 'num_actions': env.num_actions,
@@ -216,11 +246,16 @@ def train(args: TrainArgs, run_dir: str | os.PathLike, resume: bool = False,
     torch.set_num_threads(args.torch_threads)
     train_cfg = resolve_train_cfg(spec.train, args.sets, args.algo)
     num_envs = args.num_envs or train_cfg.schedule('num_envs')
-    env = build_env(args.task, args.seed, num_envs, args.action, num_threads=args.num_threads,
-                    backend=args.backend, device=args.device, sets=args.sets,
-                    **edge_options(train_cfg))
+    sampler = probe = None
+    if args.workers:
+        env, sampler, probe = _ray_workers(args, train_cfg, num_envs)
+    else:
+        env = build_env(args.task, args.seed, num_envs, args.action,
+                        num_threads=args.num_threads, backend=args.backend,
+                        device=args.device, sets=args.sets, **edge_options(train_cfg))
     num_envs = env.num_envs
-    args = dataclasses.replace(args, action=env.action_term.kind, algo=train_cfg.algo)
+    described = env if probe is None else probe   # the env config the run records
+    args = dataclasses.replace(args, action=described.action_term.kind, algo=train_cfg.algo)
     max_iterations = args.max_iterations or train_cfg.schedule('max_iterations')
     max_seconds = args.max_seconds if args.max_seconds is not None else train_cfg.max_seconds
     runner_cfg = RunnerCfg(max_iterations=max_iterations, seed=args.seed,
@@ -230,15 +265,19 @@ def train(args: TrainArgs, run_dir: str | os.PathLike, resume: bool = False,
                            progress_bar=progress_bar,
                            learn_threads=train_cfg.learn_threads,
                            act_threads=train_cfg.act_threads)
-    config = run_config(args, env, train_cfg, runner_cfg)
+    config = run_config(args, described, train_cfg, runner_cfg, num_envs)
     with device_scope(env.device):   # the learner's networks and buffers beside the env's
-        runner = Runner(env, train_cfg.algo_cfg, runner_cfg, run_dir, config)
+        runner = Runner(env, train_cfg.algo_cfg, runner_cfg, run_dir, config, sampler)
         if args.init_from and not (resume and latest_checkpoint(run_dir)):
             warm_start(runner.algo.network, args.init_from, runner.config)
         (run_dir / 'config.yaml').write_text(yaml.safe_dump(config, sort_keys=False))
-        result = runner.learn(max_iterations=max_iterations, max_seconds=max_seconds,
-                              resume=resume, stop_when=stop_when)
-    summary = {'task': args.task, 'algo': train_cfg.algo, 'workers': 0,
+        try:
+            result = runner.learn(max_iterations=max_iterations, max_seconds=max_seconds,
+                                  resume=resume, stop_when=stop_when)
+        finally:
+            if sampler is not None:
+                sampler.close()
+    summary = {'task': args.task, 'algo': train_cfg.algo, 'workers': args.workers,
                'seed': args.seed, 'backend': args.backend,
                'device': args.device,
                'action': args.action, 'num_envs': num_envs, **result,

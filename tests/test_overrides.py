@@ -98,3 +98,23 @@ def test_an_overridden_range_is_still_edge_biased_in_training():
     assert env.num_envs == 6
     with pytest.raises(ConfigError, match='set train.corner_prob instead'):
         env_sets(['env.corner_prob=0.5'])
+
+
+def test_algorithm_choice_and_its_own_schedule():
+    """--algo sac takes the task's SAC config and its run shape; sac. overrides reach it;
+    an unknown algorithm or a SAC field under ppo. is refused."""
+    from sim2real.training import resolve_train_cfg
+    spec = get_task('quadrotor-hover')
+    ppo = resolve_train_cfg(spec.train, [])
+    assert (ppo.algo, ppo.schedule('num_envs'), ppo.schedule('max_iterations')) == (
+        'ppo', spec.train.num_envs, spec.train.max_iterations)
+    sac = resolve_train_cfg(spec.train, ['sac.batch_size=64', 'sac.n_step=3'], 'sac')
+    assert sac.algo_cfg is sac.sac and (sac.sac.batch_size, sac.sac.n_step) == (64, 3)
+    assert sac.schedule('num_envs') == spec.train.sac.num_envs != spec.train.num_envs
+    assert spec.train.sac.batch_size != 64   # the task's defaults are not touched
+    with pytest.raises(ConfigError, match='unknown algorithm "ddpg"'):
+        resolve_train_cfg(spec.train, [], 'ddpg')
+    with pytest.raises(ConfigError, match='batch_size'):
+        resolve_train_cfg(spec.train, ['ppo.batch_size=64'])
+    with pytest.raises(ValueError, match='n_step must be > 0'):
+        resolve_train_cfg(spec.train, ['sac.n_step=0'], 'sac')

@@ -34,7 +34,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
                            save_interval=args.save_interval,
                            action=args.action, num_threads=args.threads,
                            backend=args.backend, device=args.device,
-                           init_from=args.init_from, sets=args.set, algo=args.algo)
+                           init_from=args.init_from, sets=args.set, algo=args.algo,
+                           workers=args.workers, ray_address=args.ray_address)
     summary = train(train_args, args.run_dir, resume=args.resume,
                     progress_bar=not args.no_progress)
     sys.stdout.write(json.dumps(summary, sort_keys=True) + '\n')
@@ -153,6 +154,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help='iterations in total (a rollout and an update each)')
     p.add_argument('--algo', default=None, choices=ALGORITHMS,
                    help="learning algorithm (default: the task's, see `sim2real tasks`)")
+    p.add_argument('--workers', type=int, default=0,
+                   help='rollout workers on Ray (extra "ray"), each stepping num_envs / N '
+                        'envs; 0: the envs step in this process and Ray is not imported')
+    p.add_argument('--ray-address', default=None,
+                   help="Ray cluster to join ('auto' after `ray start`, or host:port); "
+                        'default: a local Ray started for the run')
     p.add_argument('--max-seconds', type=float, default=None, help='wall-clock budget [s]')
     p.add_argument('--save-interval', type=_positive_int, default=None,
                    help='checkpoint every N iterations (task default: 25)')

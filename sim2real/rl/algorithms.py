@@ -9,8 +9,8 @@ from sim2real.algo_cfg import PolicyCfg, PPOCfg, SACCfg
 from sim2real.rl.algorithm import Algorithm
 from sim2real.rl.env import VecEnv
 from sim2real.rl.networks import ActorCritic, ExportablePolicy
-from sim2real.rl.ppo import PPO
-from sim2real.rl.sac import SAC, SACModel, SquashedPolicy
+from sim2real.rl.ppo import PPO, PPOExplorer
+from sim2real.rl.sac import SAC, SACExplorer, SACModel, SquashedPolicy
 
 AlgorithmCfg = PPOCfg | SACCfg
 """The config of one algorithm."""
@@ -32,6 +32,12 @@ def build_algorithm(cfg: AlgorithmCfg, env: VecEnv,
     dims = env.obs_dims
     cls = {'ppo': PPO, 'sac': SAC}[algorithm_name(cfg)]
     return cls(dims['policy'], dims['critic'], env.num_actions, env.num_envs, cfg, generator)
+
+
+def build_explorer(cfg: AlgorithmCfg, obs_dims: dict[str, int], num_actions: int):
+    """The acting half of an algorithm, as a rollout worker runs it (act, observe, chunk)."""
+    cls = {'ppo': PPOExplorer, 'sac': SACExplorer}[algorithm_name(cfg)]
+    return cls(cfg, obs_dims['policy'], obs_dims['critic'], num_actions)
 
 
 def cfg_from_dict(name: str, raw: dict) -> AlgorithmCfg:

@@ -25,6 +25,21 @@ def torch_threads(num_threads: int | None):
         torch.set_num_threads(previous)
 
 
+def explore(env: VecEnv, explorer, obs: dict[str, torch.Tensor], steps: int,
+            generator: torch.Generator) -> tuple[dict, dict[str, torch.Tensor], dict]:
+    """Step env `steps` times with an explorer (an algorithm's acting half, as a rollout
+    worker runs it); return the last obs, the explorer's chunk and the episode stats."""
+    episode_logs: dict[str, list[float]] = defaultdict(list)
+    for _ in range(steps):
+        actions = explorer.act(obs, generator)
+        obs, rewards, terminated, truncated, extras = env.step(actions)
+        explorer.observe(obs, rewards, terminated, truncated, extras)
+        for key, value in extras.get('log', {}).items():
+            episode_logs[key].append(float(value))
+    stats = {key: sum(v) / len(v) for key, v in episode_logs.items()}
+    return obs, explorer.chunk(obs), stats
+
+
 class Collector:
     """Steps a VecEnv with an algorithm's actions for one rollout at a time.
 

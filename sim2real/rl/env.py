@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import torch
@@ -38,3 +39,17 @@ class VecEnv(Protocol):
     ]:
         """Apply raw actions (N, A); return (obs, rewards, terminated, truncated, extras)."""
         ...
+
+
+@dataclass
+class EnvSpec:
+    """The sizes of a batched env that steps elsewhere (in rollout workers)."""
+
+    num_envs: int
+    """Parallel environments N, over all workers."""
+    num_actions: int
+    """Action dimension A."""
+    obs_dims: dict[str, int]
+    """Observation sizes of the 'policy' and 'critic' groups."""
+    device: torch.device = field(default_factory=lambda: torch.device('cpu'))
+    """Where the learner's tensors live."""

@@ -18,6 +18,50 @@ from sim2real.rl.networks import ActorCritic, ExportablePolicy
 from sim2real.rl.storage import RolloutStorage, Transition
 
 
+class PPOExplorer:
+    """The acting half of PPO that a rollout worker runs: one policy version's actor-critic
+    samples actions and records what the update needs (values, log-probabilities, the
+    Gaussian's mean and std), T x N steps per chunk."""
+
+    def __init__(self, cfg: PPOCfg, policy_dim: int, critic_dim: int, num_actions: int):
+        """An eval-mode actor-critic (its normalizers frozen: the learner owns them)."""
+        self.net = ActorCritic(policy_dim, critic_dim, num_actions, cfg.policy).eval()
+        self.gamma = cfg.gamma
+        self._steps: list[dict[str, torch.Tensor]] = []
+
+    def load(self, state: dict[str, torch.Tensor]) -> None:
+        """Take the learner's network weights and normalizer statistics."""
+        self.net.load_state_dict(state)
+
+    @torch.no_grad()
+    def act(self, obs: dict[str, torch.Tensor], generator: torch.Generator) -> torch.Tensor:
+        """Sample actions (N, A) and remember what the update will need of this step."""
+        dist = self.net.distribution(obs['policy'])
+        actions = dist.mean + dist.stddev * torch.randn(
+            dist.mean.shape, generator=generator, dtype=dist.mean.dtype)
+        self._steps.append({
+            'obs_policy': obs['policy'], 'obs_critic': obs['critic'], 'actions': actions,
+            'values': self.net.value(obs['critic']),
+            'log_probs': dist.log_prob(actions).sum(dim=-1),
+            'action_means': dist.mean, 'action_stds': dist.stddev})
+        return actions
+
+    def observe(self, obs: dict[str, torch.Tensor], rewards: torch.Tensor,
+                terminated: torch.Tensor, truncated: torch.Tensor,
+                extras: dict[str, Any]) -> None:
+        """Complete the last step with its outcome."""
+        self._steps[-1].update(rewards=rewards.float(), terminated=terminated,
+                               truncated=truncated)
+
+    @torch.no_grad()
+    def chunk(self, obs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """The recorded steps stacked (T, N, ...) and V of the chunk's last observations."""
+        steps, self._steps = self._steps, []
+        out = {key: torch.stack([step[key] for step in steps]) for key in steps[0]}
+        out['last_values'] = self.net.value(obs['critic'])
+        return out
+
+
 class PPO:
     """PPO-Clip learner that owns the actor-critic, the Adam optimizer and the rollout storage
     (an Algorithm, sim2real.rl.algorithm)."""
@@ -44,6 +88,7 @@ class PPO:
         self.generator = generator if generator is not None else torch.Generator()
         self.rollout_steps = cfg.num_steps_per_env
         self._pending: dict[str, torch.Tensor] = {}
+        self._deferred_obs: tuple[torch.Tensor, torch.Tensor] | None = None
         self._explained_variance = float('nan')
 
     def act(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
@@ -64,6 +109,36 @@ class PPO:
     def network(self) -> ActorCritic:
         """Every parameter and normalizer: the checkpoint's 'model'."""
         return self.actor_critic
+
+    @torch.no_grad()
+    def ingest(self, chunks: list[dict[str, torch.Tensor]]) -> None:
+        """Fill the rollout storage from rollout workers' chunks (PPOExplorer.chunk) of this
+        policy version, side by side along the env axis, and compute the returns.
+
+        The workers acted with the normalizer statistics of the version they were sent, so
+        the update runs on those too (its first ratios are 1); the chunk's observations
+        join the statistics after the update, for the next version.
+        """
+        if not chunks:
+            raise RuntimeError('no rollout chunk to learn from')
+        # (T, N, ...) per step, (N,) for last_values: side by side along the env axis
+        data = {key: torch.cat([c[key] for c in chunks], dim=1 if key != 'last_values' else 0)
+                for key in chunks[0]}
+        steps, envs = data['rewards'].shape
+        if (steps, envs) != (self.storage.num_steps, self.storage.num_envs):
+            raise ValueError(f'chunks hold {steps} steps x {envs} envs; this PPO stores '
+                             f'{self.storage.num_steps} x {self.storage.num_envs}')
+        self._deferred_obs = (data['obs_policy'], data['obs_critic'])
+        for t in range(steps):
+            timeouts = (data['truncated'][t] & ~data['terminated'][t]).float()
+            self.storage.add(Transition(
+                obs_policy=data['obs_policy'][t], obs_critic=data['obs_critic'][t],
+                actions=data['actions'][t], values=data['values'][t],
+                log_probs=data['log_probs'][t], action_means=data['action_means'][t],
+                action_stds=data['action_stds'][t],
+                rewards=data['rewards'][t] + self.cfg.gamma * data['values'][t] * timeouts,
+                dones=(data['terminated'][t] | data['truncated'][t]).float()))
+        self._returns_from(data['last_values'])
 
     def inference_policy(self) -> ExportablePolicy:
         """The deterministic policy (the Gaussian's mean) with its normalizer, eval mode."""
@@ -106,8 +181,13 @@ class PPO:
     @torch.no_grad()
     def compute_returns(self, last_obs_critic: torch.Tensor) -> None:
         """Compute GAE advantages and returns, bootstrapping from V(last_obs_critic)."""
+        self._returns_from(self.actor_critic.value(last_obs_critic))
+
+    def _returns_from(self, last_values: torch.Tensor) -> None:
+        """GAE advantages and returns bootstrapped from last_values (N,); advantages
+        standardized when configured."""
         cfg = self.cfg
-        self.storage.compute_returns(self.actor_critic.value(last_obs_critic), cfg.gamma, cfg.lam)
+        self.storage.compute_returns(last_values, cfg.gamma, cfg.lam)
         self._explained_variance = losses.explained_variance(
             self.storage.values, self.storage.returns
         )
@@ -168,6 +248,10 @@ class PPO:
             sums['approx_kl'] += kl
             sums['clip_fraction'] += clipped
         self.storage.clear()
+        if self._deferred_obs is not None:   # ingested chunks: statistics after the update
+            for obs_policy, obs_critic in zip(*self._deferred_obs):
+                ac.update_normalizers(obs_policy, obs_critic)
+            self._deferred_obs = None
         metrics = {k: v / max(num_updates, 1) for k, v in sums.items()}
         metrics['explained_variance'] = self._explained_variance
         metrics['learning_rate'] = self.learning_rate

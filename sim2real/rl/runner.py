@@ -91,9 +91,14 @@ class Runner:
 
     def __init__(
         self, env: VecEnv, algo_cfg: AlgorithmCfg, runner_cfg: RunnerCfg,
-        run_dir: str | os.PathLike, config_dict: dict | None = None,
+        run_dir: str | os.PathLike, config_dict: dict | None = None, sampler=None,
     ) -> None:
-        """Seed torch, build the algorithm algo_cfg configures for the env's sizes."""
+        """Seed torch, build the algorithm algo_cfg configures for the env's sizes.
+
+        sampler: collects elsewhere (sim2real.rl.ray_sampler.RaySampler, collect(algo) ->
+        (env steps, episode stats)); env then only describes the sizes (rl.env.EnvSpec) and
+        checkpoints hold no env state: a resumed run starts new episodes.
+        """
         self.env = env
         self.cfg = runner_cfg
         self.run_dir = Path(run_dir)
@@ -105,6 +110,7 @@ class Runner:
         self.generator = generator(self.device, runner_cfg.seed)
         self.algo: Algorithm = build_algorithm(algo_cfg, env, self.generator)
         self.collector = Collector(env, runner_cfg.act_threads)
+        self.sampler = sampler
         self.iteration = 0
         self.env_steps = 0
         self.history: list[dict[str, float]] = []
@@ -255,16 +261,22 @@ class Runner:
         from the last boundary (resumed or in this process), else it is reset."""
         batch_steps = self.env.num_envs * self.algo.rollout_steps
         start_iteration, saved_at = self.iteration, None
-        if self._obs is None or not has_state_protocol(self.env):
+        obs = None
+        if self.sampler is not None:
+            pass   # the workers own their envs
+        elif self._obs is None or not has_state_protocol(self.env):
             obs = self.env.reset(seed=self.cfg.seed + self.iteration)
         else:   # the env's own observations, had anything stepped or reset it since
             obs = self.env.get_observations()
         while self.iteration < total:
             tic = time.monotonic()
-            self._obs = None   # the env leaves the boundary
-            self.collector.act_threads = self.cfg.act_threads
-            obs, episode_stats = self.collector.collect(self.algo, obs)
-            self._obs = obs
+            if self.sampler is not None:
+                batch_steps, episode_stats = self.sampler.collect(self.algo)
+            else:
+                self._obs = None   # the env leaves the boundary
+                self.collector.act_threads = self.cfg.act_threads
+                obs, episode_stats = self.collector.collect(self.algo, obs)
+                self._obs = obs
             collect_s = time.monotonic() - tic
             metrics = self._update()
             learn_s = time.monotonic() - tic - collect_s

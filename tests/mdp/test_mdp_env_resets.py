@@ -74,3 +74,25 @@ def test_reset_envs_does_not_move_the_terrain_curriculum(make_env):
     levels = env.scene.ground.curriculum.level.clone()
     env.reset_envs(torch.arange(4))
     assert torch.equal(env.scene.ground.curriculum.level, levels)
+
+
+def test_final_observations_are_the_ended_episodes_last(make_env):
+    """With final_obs_groups set, a time-out at step 5 reports the critic observations the
+    episode ended in: those an env with longer episodes, same seed, sees at step 5; the
+    returned observations already belong to the next episode."""
+    def episodes(steps):
+        return lambda cfg: setattr(cfg, 'episode_length_s', steps * cfg.physics_dt_s
+                                   * cfg.decimation)
+    short, long = make_env(num_envs=3, edit=episodes(5)), make_env(num_envs=3, edit=episodes(50))
+    short.final_obs_groups = ('critic',)
+    for env in (short, long):
+        env.reset(seed=0)
+    for step in range(5):
+        out_s = short.step(torch.zeros(3, 4))
+        out_l = long.step(torch.zeros(3, 4))
+        assert ('final_obs_groups' in out_s[4]) == (step == 4)
+    obs_s, _, terminated, truncated, extras = out_s
+    assert truncated.all() and not terminated.any()
+    assert torch.equal(extras['final_obs_groups']['critic'], out_l[0]['critic'])
+    assert not torch.allclose(obs_s['critic'], out_l[0]['critic'])
+    assert short.episode_length.tolist() == [0, 0, 0]

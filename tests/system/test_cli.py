@@ -125,6 +125,8 @@ def test_tasks_lists_quadrotor_tasks(tmp_path):
     names = [line.split()[0] for line in proc.stdout.splitlines() if line.strip()]
     for task in TASKS:
         assert task in names
+    line = next(row for row in proc.stdout.splitlines() if row.startswith('quadrotor-hover'))
+    assert line.endswith('(actions: thrust_body_rates, rotor_speeds; algorithm: ppo)')
 
 
 @pytest.mark.slow
