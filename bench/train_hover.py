@@ -65,7 +65,7 @@ def time_to_success(seed: int = 0, max_seconds: float = 900.0, eval_every: int =
                            act_threads=train.act_threads)
     with tempfile.TemporaryDirectory() as run_dir, device_scope(env.device):
         runner = Runner(env, train.algo_cfg, runner_cfg, run_dir)
-        check = PeriodicEval(lambda: runner.algo.inference_policy, eval_every, target,
+        check = PeriodicEval(lambda: runner.algo.inference_policy(), eval_every, target,
                              backend=backend, device=device, task=task)
         summary = runner.learn(max_seconds=max_seconds, stop_when=check)
     wall_s = summary['wall_s'] - check.eval_s

@@ -37,6 +37,9 @@ RUN_SHAPE = ('num_envs', 'seed', 'num_threads', 'backend', 'device')
 """Env fields that describe how a run was executed, not the task: a rebuilt env (export,
 evaluation) takes its own."""
 NOT_SETTABLE = {'corner_prob': 'train.corner_prob'}
+SCHEDULE_FIELDS = ('num_envs', 'max_iterations', 'save_interval')
+"""Run-shape fields an algorithm's config may set for itself (SACCfg); `train.X` sets them
+for whichever algorithm runs."""
 """Env fields the training config owns: `--set` names the field to use instead."""
 
 
@@ -153,8 +156,16 @@ def resolve_train_cfg(defaults: TrainCfg, sets: Sequence[str],
     roots = ('train', *ALGORITHMS)
     chosen = [text for text in sets if parse_assignment(text)[0][0] in roots]
     split_by_root(sets, OVERRIDE_ROOTS)   # refuses an unknown root
-    apply_overrides({'train': cfg, **{name: getattr(cfg, name) for name in ALGORITHMS}},
-                    chosen)   # in the given order
+    configs = {'train': cfg, **{name: getattr(cfg, name) for name in ALGORITHMS}}
+    apply_overrides(configs, chosen)   # all or nothing, in the given order
+    for text in chosen:   # the later of train.num_envs and sac.num_envs (...) wins
+        (root, name, *rest), _ = parse_assignment(text)
+        if root == 'train' and not rest and name in SCHEDULE_FIELDS:
+            for algo in ALGORITHMS:
+                if getattr(getattr(cfg, algo), name, None) is not None:
+                    setattr(getattr(cfg, algo), name, None)
+        elif root in ALGORITHMS and not rest and name in SCHEDULE_FIELDS:
+            apply_overrides(configs, [text])
     return cfg
 
 
@@ -189,7 +200,8 @@ def resolve_args(args: TrainArgs, run_dir: Path, resume: bool) -> TrainArgs:
     stored = TrainArgs(**load_checkpoint(path)['config']['args'])
     if stored.task != args.task:
         raise ValueError(f'{run_dir} holds a run of "{stored.task}", not "{args.task}"')
-    if args.algo is not None and stored.algo is not None and args.algo != stored.algo:
+    stored.algo = stored.algo or 'ppo'   # runs from before the algorithm seam are PPO's
+    if args.algo is not None and args.algo != stored.algo:
         raise ValueError(f'{run_dir} holds a {stored.algo} run; a resumed run keeps its '
                          'algorithm')
     if args.sets and list(args.sets) != list(stored.sets):
@@ -209,6 +221,13 @@ def _ray_workers(args: TrainArgs, train_cfg: TrainCfg, num_envs: int):
     from functools import partial
     from sim2real.rl.env import EnvSpec
     from sim2real.rl.ray_sampler import RaySampler   # Ray only when workers are asked for
+    if args.device != 'cpu':
+        raise ConfigError(f'--workers runs the envs on the CPU; --device {args.device} is '
+                          'for in-process training')
+    shape = [text for text in env_sets(args.sets)
+             if parse_assignment(text)[0][1] in ('num_envs', 'seed')]
+    if shape:
+        raise ConfigError(f'--set {shape[0]}: with --workers use --num-envs and --seed')
     if num_envs % args.workers:
         raise ConfigError(f'{num_envs} envs do not split over {args.workers} workers; pick '
                           'a multiple (--num-envs)')

@@ -112,6 +112,11 @@ def test_algorithm_choice_and_its_own_schedule():
     assert sac.algo_cfg is sac.sac and (sac.sac.batch_size, sac.sac.n_step) == (64, 3)
     assert sac.schedule('num_envs') == spec.train.sac.num_envs != spec.train.num_envs
     assert spec.train.sac.batch_size != 64   # the task's defaults are not touched
+    # train.num_envs names the run's env count whichever algorithm runs; the later wins
+    assert resolve_train_cfg(spec.train, ['train.num_envs=512'], 'sac').schedule(
+        'num_envs') == 512
+    assert resolve_train_cfg(spec.train, ['train.num_envs=512', 'sac.num_envs=128'],
+                             'sac').schedule('num_envs') == 128
     with pytest.raises(ConfigError, match='unknown algorithm "ddpg"'):
         resolve_train_cfg(spec.train, [], 'ddpg')
     with pytest.raises(ConfigError, match='batch_size'):

@@ -47,6 +47,10 @@ class Algorithm(Protocol):
         extras."""
         ...
 
+    def episodes_restarted(self) -> None:
+        """The env was reset: forget anything that links steps across the reset."""
+        ...
+
     def end_rollout(self, obs: dict[str, torch.Tensor]) -> None:
         """Close a rollout of rollout_steps steps; obs are the env's current observations."""
         ...

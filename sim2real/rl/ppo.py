@@ -101,6 +101,9 @@ class PPO:
         """Store the step: an episode ends at either flag; only time-outs bootstrap."""
         self.store_step(rewards, terminated | truncated, truncated & ~terminated)
 
+    def episodes_restarted(self) -> None:
+        """Nothing spans steps outside a rollout (the storage restarts with each one)."""
+
     def end_rollout(self, obs: dict[str, torch.Tensor]) -> None:
         """GAE over the stored rollout, bootstrapped from the critic at obs."""
         self.compute_returns(obs['critic'])

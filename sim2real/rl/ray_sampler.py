@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections import defaultdict
 from typing import Callable
 
@@ -68,6 +69,10 @@ class RolloutWorker:
         """The worker's process id."""
         return os.getpid()
 
+    def node(self) -> str:
+        """The id of the Ray node the worker runs on."""
+        return ray.get_runtime_context().get_node_id()
+
 
 def init_ray(address: str | None, num_cpus: int | None = None,
              object_store_bytes: int = 512 * 2 ** 20) -> None:
@@ -77,8 +82,9 @@ def init_ray(address: str | None, num_cpus: int | None = None,
         return
     if address is None:
         os.environ.setdefault('RAY_AUTH_MODE', 'disabled')
-        ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False,
-                 object_store_memory=object_store_bytes)
+        # 'local': a new Ray of this process, never one a crashed run left behind
+        ray.init(address='local', num_cpus=num_cpus, include_dashboard=False,
+                 log_to_driver=False, object_store_memory=object_store_bytes)
     else:
         ray.init(address=address, log_to_driver=False)
     log.info('ray %s: %s CPUs', ray.__version__, ray.cluster_resources().get('CPU'))
@@ -89,16 +95,26 @@ class RaySampler:
 
     def __init__(self, make_env: Callable, num_workers: int, algo_cfg, steps: int,
                  seed: int, sample_timeout_s: float = 120.0, cpus_per_worker: float = 1.0,
-                 address: str | None = None, restart_timeout_s: float = 300.0) -> None:
-        """Start the workers (make_env(seed) builds one worker's env, picklable)."""
+                 address: str | None = None, restart_timeout_s: float = 300.0,
+                 max_restarts_per_call: int = 3) -> None:
+        """Connect to Ray and check it has the CPUs (make_env(seed) builds one worker's env,
+        picklable); the workers start with start()."""
         if num_workers < 1:
             raise ValueError(f'num_workers must be >= 1, got {num_workers}')
         init_ray(address)
-        self.steps, self.seed = steps, seed
+        available = ray.cluster_resources().get('CPU', 0.0)
+        if available < num_workers * cpus_per_worker:
+            raise ValueError(f'{num_workers} rollout workers of {cpus_per_worker:g} CPU need '
+                             f'{num_workers * cpus_per_worker:g} CPUs; the Ray cluster has '
+                             f'{available:g}')
+        self.make_env, self.algo_cfg, self.steps, self.seed = make_env, algo_cfg, steps, seed
+        self.num_workers, self.cpus_per_worker = num_workers, cpus_per_worker
         self.sample_timeout_s = sample_timeout_s
-        """A worker silent this long [s] is killed and restarted."""
+        """A call silent this long [s] gets its worker killed and restarted."""
         self.restart_timeout_s = restart_timeout_s
-        """How long a restart may take [s] (building the env included) before it fails."""
+        """What a restart may add to a call [s] (building the env included)."""
+        self.max_restarts_per_call = max_restarts_per_call
+        """A call whose worker was restarted this often fails the run."""
         self.version = 0
         self.hangs = 0
         """Workers replaced after a sample timeout."""
@@ -106,11 +122,21 @@ class RaySampler:
         """Chunks dropped: another version than the one asked for."""
         self.restarts_seen = 0
         """Chunks that came from a restarted worker."""
+        self.workers: list = []
+
+    def start(self, iteration: int = 0) -> None:
+        """Start the workers, once, for a run at `iteration` (a resumed run draws new env
+        and action seeds), and wait until every env is built."""
+        self.version = max(self.version, iteration)
+        if self.workers:
+            return
         actor = ray.remote(RolloutWorker).options(
-            num_cpus=cpus_per_worker, max_restarts=-1, max_task_retries=-1)
-        self.workers = [actor.remote(k, make_env, algo_cfg, seed + 7919 * k,
-                                     threads=max(1, int(cpus_per_worker)))
-                        for k in range(num_workers)]
+            num_cpus=self.cpus_per_worker, max_restarts=-1, max_task_retries=-1)
+        self.workers = [actor.remote(k, self.make_env, self.algo_cfg,
+                                     self.seed + 7919 * k + 1_000_003 * iteration,
+                                     threads=max(1, int(self.cpus_per_worker)))
+                        for k in range(self.num_workers)]
+        ray.get([w.pid.remote() for w in self.workers], timeout=self.restart_timeout_s)
 
     def worker_pids(self) -> list[int]:
         """Process ids of the workers (for tests that kill one)."""
@@ -121,38 +147,49 @@ class RaySampler:
         seed = self.seed + 1_000_003 * self.version + 7919 * k
         return self.workers[k].sample.remote(weights, self.version, seed, self.steps)
 
-    def _restart(self, k: int) -> None:
-        """Kill a silent worker and wait until Ray has restarted it (its call in flight is
-        retried there), so that its restart does not count against the sample timeout."""
+    def _restart(self, k: int, restarts: dict[int, int]) -> None:
+        """Kill a silent worker; Ray restarts it and retries its call there."""
+        restarts[k] = restarts.get(k, 0) + 1
+        if restarts[k] > self.max_restarts_per_call:
+            raise RuntimeError(f'rollout worker {k} stayed silent through '
+                               f'{self.max_restarts_per_call} restarts; giving up')
         log.warning('rollout worker %d sent nothing for %.0f s: restarting it', k,
                     self.sample_timeout_s)
         ray.kill(self.workers[k], no_restart=False)
         self.hangs += 1
-        ray.get(self.workers[k].pid.remote(), timeout=self.restart_timeout_s)
 
     def collect(self, algo) -> tuple[int, dict[str, float]]:
         """One chunk of the algorithm's current policy from every worker, ingested; returns
         the env steps they hold and the episode statistics."""
+        self.start()
         self.version += 1
         state = algo.network.state_dict()
         weights = ray.put({k: v.detach().cpu().numpy() for k, v in state.items()})
-        pending = {self._call(k, weights): k for k in range(len(self.workers))}
+        now = time.monotonic()
+        pending = {self._call(k, weights): (k, now + self.sample_timeout_s)
+                   for k in range(self.num_workers)}
         results: dict[int, dict] = {}
+        restarts: dict[int, int] = {}
         while pending:
-            ready, _ = ray.wait(list(pending), num_returns=1, timeout=self.sample_timeout_s)
-            if not ready:
-                for k in pending.values():   # silent too long: kill, Ray restarts and retries
-                    self._restart(k)
+            wait_s = max(0.0, min(d for _, d in pending.values()) - time.monotonic())
+            ready, _ = ray.wait(list(pending), num_returns=1, timeout=wait_s)
+            if not ready:   # the calls past their deadline: restart their workers
+                now = time.monotonic()
+                for ref, (k, deadline) in list(pending.items()):
+                    if deadline <= now:
+                        self._restart(k, restarts)
+                        pending[ref] = (k, now + self.restart_timeout_s
+                                        + self.sample_timeout_s)
                 continue
-            k = pending.pop(ready[0])
+            k, _ = pending.pop(ready[0])
             result = ray.get(ready[0])
-            if result['version'] != self.version:
+            if result['version'] != self.version:   # defensive: a call answers its own
                 self.dropped += 1
-                pending[self._call(k, weights)] = k
+                pending[self._call(k, weights)] = (k, time.monotonic() + self.sample_timeout_s)
                 continue
             self.restarts_seen += int(result['restarted'])
             results[k] = result
-        ordered = [results[k] for k in range(len(self.workers))]
+        ordered = [results[k] for k in range(self.num_workers)]
         algo.ingest([{key: torch.from_numpy(v) for key, v in r['data'].items()}
                      for r in ordered])
         return sum(r['steps'] for r in ordered), _mean_stats([r['stats'] for r in ordered])

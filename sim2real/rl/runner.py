@@ -20,7 +20,7 @@ from sim2real.rl.checkpoint import (
     prune_checkpoints, save_checkpoint,
 )
 from sim2real.rl.algorithm import Algorithm
-from sim2real.rl.algorithms import AlgorithmCfg, build_algorithm
+from sim2real.rl.algorithms import AlgorithmCfg, algorithm_name, build_algorithm
 from sim2real.rl.collector import Collector, torch_threads
 from sim2real.rl.curves import plot_curves
 from sim2real.rl.env import VecEnv
@@ -103,7 +103,8 @@ class Runner:
         self.cfg = runner_cfg
         self.run_dir = Path(run_dir)
         if config_dict is None:
-            config_dict = {'algo_cfg': asdict(algo_cfg), 'runner': asdict(runner_cfg)}
+            config_dict = {'algo': algorithm_name(algo_cfg), 'algo_cfg': asdict(algo_cfg),
+                           'runner': asdict(runner_cfg)}
         self.config = plain_config(config_dict)
         torch.manual_seed(runner_cfg.seed)
         self.device = getattr(env, 'device', torch.device('cpu'))
@@ -262,10 +263,11 @@ class Runner:
         batch_steps = self.env.num_envs * self.algo.rollout_steps
         start_iteration, saved_at = self.iteration, None
         obs = None
-        if self.sampler is not None:
-            pass   # the workers own their envs
+        if self.sampler is not None:   # the workers own their envs
+            self.sampler.start(self.iteration)
         elif self._obs is None or not has_state_protocol(self.env):
             obs = self.env.reset(seed=self.cfg.seed + self.iteration)
+            self.algo.episodes_restarted()
         else:   # the env's own observations, had anything stepped or reset it since
             obs = self.env.get_observations()
         while self.iteration < total:

@@ -221,6 +221,11 @@ class SAC:
             self.buffer.add(done)
         self._pending = {}
 
+    def episodes_restarted(self) -> None:
+        """Drop the n-step window's steps: they would chain rewards across the reset."""
+        self.window.clear()
+        self._pending = {}
+
     def end_rollout(self, obs: dict[str, torch.Tensor]) -> None:
         """Nothing to close: transitions went to the buffer as they completed."""
 
@@ -243,11 +248,13 @@ class SAC:
         if self.buffer.added < max(cfg.learning_starts, 1):
             return metrics
         sums: dict[str, float] = {}
+        counts: dict[str, int] = {}
         for _ in range(cfg.updates_per_iteration):
             for key, value in self._gradient_step(self.buffer.sample(cfg.batch_size,
                                                                      self.generator)).items():
                 sums[key] = sums.get(key, 0.0) + value
-        metrics.update({k: v / cfg.updates_per_iteration for k, v in sums.items()})
+                counts[key] = counts.get(key, 0) + 1   # actor metrics: on actor steps only
+        metrics.update({k: v / counts[k] for k, v in sums.items()})
         metrics['alpha'] = self.model.log_alpha.exp().item()
         return metrics
 

@@ -46,7 +46,9 @@ def _sampler_and_ppo(steps: int, timeout_s: float = 120.0):
     probe = build_env('quadrotor-hover', 0, 1, num_threads=1)
     spec = EnvSpec(2 * ENVS_PER_WORKER, probe.num_actions, dict(probe.obs_dims))
     ppo = build_algorithm(cfg, spec, torch.Generator().manual_seed(0))
-    return RaySampler(make_env, 2, cfg, steps, seed=3, sample_timeout_s=timeout_s), ppo
+    sampler = RaySampler(make_env, 2, cfg, steps, seed=3, sample_timeout_s=timeout_s)
+    sampler.start(0)
+    return sampler, ppo
 
 
 def test_chunks_are_tagged_and_every_step_counted_once(local_ray):
@@ -69,21 +71,22 @@ def test_chunks_are_tagged_and_every_step_counted_once(local_ray):
 
 
 def test_worker_killed_mid_rollout_is_restarted_and_its_chunk_recollected(local_ray):
-    """SIGKILL one worker 1 s into a ~3 s chunk: Ray restarts it and retries the call; the
-    iteration still holds exactly 2 x 16 x 300 steps, one chunk of them from the restart."""
-    sampler, ppo = _sampler_and_ppo(steps=300)
+    """SIGKILL one worker 0.5 s into a chunk of several seconds: Ray restarts it and
+    retries the call; the iteration still holds exactly 2 x 16 x 3000 steps, one chunk of
+    them from the restart."""
+    sampler, ppo = _sampler_and_ppo(steps=3000)
     try:
         victim = sampler.worker_pids()[0]
-        threading.Timer(1.0, os.kill, (victim, signal.SIGKILL)).start()
+        threading.Timer(0.5, os.kill, (victim, signal.SIGKILL)).start()
         start = time.monotonic()
         steps, _ = sampler.collect(ppo)
-        assert steps == 2 * ENVS_PER_WORKER * 300
+        assert steps == 2 * ENVS_PER_WORKER * 3000
         assert sampler.restarts_seen == 1
         assert sampler.worker_pids()[0] != victim
         assert time.monotonic() - start < 60.0
         ppo.update()
         steps, _ = sampler.collect(ppo)   # the restarted worker serves the next version
-        assert steps == 2 * ENVS_PER_WORKER * 300 and sampler.version == 2
+        assert steps == 2 * ENVS_PER_WORKER * 3000 and sampler.version == 2
     finally:
         sampler.close()
 
