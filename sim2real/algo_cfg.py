@@ -85,6 +85,11 @@ class PPOCfg:
     policy: PolicyCfg = field(default_factory=PolicyCfg)
     """Actor-critic architecture."""
 
+    @property
+    def rollout_steps(self) -> int:
+        """Env steps per env between updates (T)."""
+        return self.num_steps_per_env
+
     def __post_init__(self):
         """Known schedule; positive sizes and rates; gamma and lambda in [0, 1]."""
         if self.schedule not in ('adaptive', 'fixed'):
@@ -154,6 +159,11 @@ class SACCfg:
     """Checkpoint every this many iterations (None: the task's TrainCfg.save_interval)."""
     log_interval: int = 10
     """Log and write TensorBoard scalars every this many iterations."""
+
+    @property
+    def rollout_steps(self) -> int:
+        """Env steps per env between updates (T)."""
+        return self.steps_per_env
 
     def __post_init__(self):
         """Positive sizes and rates; gamma and tau in [0, 1]; an ordered log-std range."""

@@ -237,10 +237,8 @@ def _ray_workers(args: TrainArgs, train_cfg: TrainCfg, num_envs: int):
                        sets=args.sets, **edge_options(train_cfg))
     probe = build_env(args.task, args.seed, 1, args.action, num_threads=1, sets=args.sets)
     spec = EnvSpec(num_envs, probe.num_actions, dict(probe.obs_dims))
-    steps = train_cfg.algo_cfg.num_steps_per_env if train_cfg.algo == 'ppo' \
-        else train_cfg.algo_cfg.steps_per_env
-    sampler = RaySampler(make_env, args.workers, train_cfg.algo_cfg, steps, args.seed,
-                         address=args.ray_address)
+    sampler = RaySampler(make_env, args.workers, train_cfg.algo_cfg,
+                         train_cfg.algo_cfg.rollout_steps, args.seed, address=args.ray_address)
     return spec, sampler, probe
 
 

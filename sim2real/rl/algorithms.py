@@ -16,6 +16,8 @@ AlgorithmCfg = PPOCfg | SACCfg
 """The config of one algorithm."""
 CONFIGS: dict[str, type] = {'ppo': PPOCfg, 'sac': SACCfg}
 """Algorithm name -> its config class."""
+_CLASSES = {'ppo': (PPO, PPOExplorer), 'sac': (SAC, SACExplorer)}
+"""Algorithm name -> (learner, acting half a rollout worker runs)."""
 
 
 def algorithm_name(cfg: AlgorithmCfg) -> str:
@@ -30,13 +32,13 @@ def build_algorithm(cfg: AlgorithmCfg, env: VecEnv,
                     generator: torch.Generator | None = None) -> Algorithm:
     """The algorithm cfg configures, sized for env's observation groups and actions."""
     dims = env.obs_dims
-    cls = {'ppo': PPO, 'sac': SAC}[algorithm_name(cfg)]
+    cls = _CLASSES[algorithm_name(cfg)][0]
     return cls(dims['policy'], dims['critic'], env.num_actions, env.num_envs, cfg, generator)
 
 
 def build_explorer(cfg: AlgorithmCfg, obs_dims: dict[str, int], num_actions: int):
     """The acting half of an algorithm, as a rollout worker runs it (act, observe, chunk)."""
-    cls = {'ppo': PPOExplorer, 'sac': SACExplorer}[algorithm_name(cfg)]
+    cls = _CLASSES[algorithm_name(cfg)][1]
     return cls(cfg, obs_dims['policy'], obs_dims['critic'], num_actions)
 
 

@@ -11,6 +11,16 @@ from sim2real.rl.algorithm import Algorithm
 from sim2real.rl.env import VecEnv
 
 
+def mean_by_key(entries: list[dict[str, float]]) -> dict[str, float]:
+    """Per key, the mean over the entries that hold it (episode statistics of several steps
+    or workers, each already a mean over the episodes that ended there)."""
+    values: dict[str, list[float]] = defaultdict(list)
+    for entry in entries:
+        for key, value in entry.items():
+            values[key].append(float(value))
+    return {key: sum(v) / len(v) for key, v in values.items()}
+
+
 @contextlib.contextmanager
 def torch_threads(num_threads: int | None):
     """Run the body on num_threads torch intra-op threads (None: as set), then restore."""
@@ -29,15 +39,13 @@ def explore(env: VecEnv, explorer, obs: dict[str, torch.Tensor], steps: int,
             generator: torch.Generator) -> tuple[dict, dict[str, torch.Tensor], dict]:
     """Step env `steps` times with an explorer (an algorithm's acting half, as a rollout
     worker runs it); return the last obs, the explorer's chunk and the episode stats."""
-    episode_logs: dict[str, list[float]] = defaultdict(list)
+    logs = []
     for _ in range(steps):
         actions = explorer.act(obs, generator)
         obs, rewards, terminated, truncated, extras = env.step(actions)
         explorer.observe(obs, rewards, terminated, truncated, extras)
-        for key, value in extras.get('log', {}).items():
-            episode_logs[key].append(float(value))
-    stats = {key: sum(v) / len(v) for key, v in episode_logs.items()}
-    return obs, explorer.chunk(obs), stats
+        logs.append(extras.get('log', {}))
+    return obs, explorer.chunk(obs), mean_by_key(logs)
 
 
 class Collector:
@@ -61,16 +69,15 @@ class Collector:
         """
         if algo.final_observations:
             self._request_final_observations()
-        episode_logs: dict[str, list[float]] = defaultdict(list)
+        logs = []
         for _ in range(algo.rollout_steps):
             with torch_threads(self.act_threads):
                 actions = algo.act(obs)
             obs, rewards, terminated, truncated, extras = self.env.step(actions)
             algo.process_step(obs, rewards, terminated, truncated, extras)
-            for key, value in extras.get('log', {}).items():
-                episode_logs[key].append(float(value))
+            logs.append(extras.get('log', {}))
         algo.end_rollout(obs)
-        return obs, {key: sum(v) / len(v) for key, v in episode_logs.items()}
+        return obs, mean_by_key(logs)
 
     def _request_final_observations(self) -> None:
         """Ask the env for every group's last observations of finished episodes."""

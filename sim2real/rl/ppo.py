@@ -86,7 +86,7 @@ class PPO:
             cfg.num_steps_per_env, num_envs, num_policy_obs, num_critic_obs, num_actions
         )
         self.generator = generator if generator is not None else torch.Generator()
-        self.rollout_steps = cfg.num_steps_per_env
+        self.rollout_steps = cfg.rollout_steps
         self._pending: dict[str, torch.Tensor] = {}
         self._explained_variance = float('nan')
 

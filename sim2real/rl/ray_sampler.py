@@ -22,7 +22,6 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections import defaultdict
 from typing import Callable
 
 import numpy as np
@@ -30,7 +29,7 @@ import ray
 import torch
 
 from sim2real.rl.algorithms import build_explorer
-from sim2real.rl.collector import explore
+from sim2real.rl.collector import explore, mean_by_key
 
 log = logging.getLogger(__name__)
 
@@ -192,19 +191,10 @@ class RaySampler:
         ordered = [results[k] for k in range(self.num_workers)]
         algo.ingest([{key: torch.from_numpy(v) for key, v in r['data'].items()}
                      for r in ordered])
-        return sum(r['steps'] for r in ordered), _mean_stats([r['stats'] for r in ordered])
+        return sum(r['steps'] for r in ordered), mean_by_key([r['stats'] for r in ordered])
 
     def close(self) -> None:
         """Stop the workers."""
         for worker in self.workers:
             ray.kill(worker, no_restart=True)
         self.workers = []
-
-
-def _mean_stats(stats: list[dict[str, float]]) -> dict[str, float]:
-    """Per key, the mean over the workers that reported it."""
-    values: dict[str, list[float]] = defaultdict(list)
-    for entry in stats:
-        for key, value in entry.items():
-            values[key].append(value)
-    return {key: sum(v) / len(v) for key, v in values.items()}

@@ -178,7 +178,7 @@ class SAC:
         """Networks, optimizers and a replay buffer on the default device."""
         self.cfg = cfg
         self.num_envs = num_envs
-        self.rollout_steps = cfg.steps_per_env
+        self.rollout_steps = cfg.rollout_steps
         self.model = SACModel(policy_dim, critic_dim, num_actions, cfg)
         self.generator = generator if generator is not None else torch.Generator()
         model = self.model
