@@ -23,6 +23,7 @@ from sim2real.mdp.env import RLEnv
 from sim2real.mdp.ranges import bias_edges
 from sim2real.mdp.serialize import to_plain
 from sim2real.overrides import apply_overrides, ConfigError, parse_assignment, split_by_root
+from sim2real.rl import distributed
 from sim2real.rl.checkpoint import latest_checkpoint, load_checkpoint
 from sim2real.rl.runner import Runner, RunnerCfg
 from sim2real.rl.warm_start import warm_start
@@ -255,27 +256,60 @@ def run_config(args: TrainArgs, env: RLEnv, train_cfg: TrainCfg,
 
 def train(args: TrainArgs, run_dir: str | os.PathLike, resume: bool = False,
           progress_bar: bool = True, stop_when: Callable[[dict], bool] | None = None) -> dict:
-    """Train, writing config.yaml, checkpoints, curves and summary.json; returns the summary."""
-    run_dir = Path(run_dir)
+    """Train, writing config.yaml, checkpoints, curves and summary.json; returns the summary.
+
+    Started by torchrun (RANK and WORLD_SIZE set, more than one rank), each rank trains a
+    replica on its own num_envs envs (sim2real.rl.distributed) and rank 0 writes the run
+    directory; a worker torchrun restarted in-job resumes from the last checkpoint.
+    """
+    info = distributed.launched_by_torchrun()
+    if info is None:
+        return _train(args, Path(run_dir), resume, progress_bar, stop_when)
+    if args.workers:
+        raise ConfigError('--workers (Ray rollout workers) and torchrun ranks do not combine '
+                          'yet: use one or the other')
+    if int(os.environ.get('TORCHELASTIC_RESTART_COUNT', '0')) > 0 and not resume:
+        log.warning('torchrun restarted this job (restart %s): resuming from the last '
+                    'checkpoint', os.environ['TORCHELASTIC_RESTART_COUNT'])
+        resume = True
+    distributed.init_process_group(info, args.device)
+    try:
+        return _train(args, Path(run_dir), resume, progress_bar and info.is_main, stop_when,
+                      info)
+    finally:
+        distributed.destroy()
+
+
+def _train(args: TrainArgs, run_dir: Path, resume: bool, progress_bar: bool,
+           stop_when: Callable[[dict], bool] | None,
+           info: distributed.RankInfo = distributed.RankInfo()) -> dict:
+    """train() in this process, as one rank of info.world_size."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    args = resolve_args(args, run_dir, resume)
+    if info.world_size > 1:   # rank 0's reading of the run being resumed holds for all
+        args = distributed.broadcast_from_main(
+            resolve_args(args, run_dir, resume) if info.is_main else None)
+    else:
+        args = resolve_args(args, run_dir, resume)
     spec = get_task(args.task)
     torch.set_num_threads(args.torch_threads)
     train_cfg = resolve_train_cfg(spec.train, args.sets, args.algo)
     num_envs = args.num_envs or train_cfg.schedule('num_envs')
+    seed = args.seed + info.rank * distributed.RANK_SEED_STRIDE   # rank 0: the run's seed
+    device = (f'cuda:{info.local_rank}' if args.device == 'cuda' and info.world_size > 1
+              else args.device)   # each rank on its own GPU
     sampler = probe = None
     if args.workers:
         env, sampler, probe = _ray_workers(args, train_cfg, num_envs)
     else:
-        env = build_env(args.task, args.seed, num_envs, args.action,
+        env = build_env(args.task, seed, num_envs, args.action,
                         num_threads=args.num_threads, backend=args.backend,
-                        device=args.device, sets=args.sets, **edge_options(train_cfg))
+                        device=device, sets=args.sets, **edge_options(train_cfg))
     num_envs = env.num_envs
     described = env if probe is None else probe   # the env config the run records
     args = dataclasses.replace(args, action=described.action_term.kind, algo=train_cfg.algo)
     max_iterations = args.max_iterations or train_cfg.schedule('max_iterations')
     max_seconds = args.max_seconds if args.max_seconds is not None else train_cfg.max_seconds
-    runner_cfg = RunnerCfg(max_iterations=max_iterations, seed=args.seed,
+    runner_cfg = RunnerCfg(max_iterations=max_iterations, seed=seed,
                            save_interval=args.save_interval
                            or train_cfg.schedule('save_interval'),
                            log_interval=getattr(train_cfg.algo_cfg, 'log_interval', 1),
@@ -287,7 +321,9 @@ def train(args: TrainArgs, run_dir: str | os.PathLike, resume: bool = False,
         runner = Runner(env, train_cfg.algo_cfg, runner_cfg, run_dir, config, sampler)
         if args.init_from and not (resume and latest_checkpoint(run_dir)):
             warm_start(runner.algo.network, args.init_from, runner.config)
-        (run_dir / 'config.yaml').write_text(yaml.safe_dump(config, sort_keys=False))
+            distributed.broadcast_module(runner.algo.network)   # rank 0's reading of it
+        if info.is_main:
+            (run_dir / 'config.yaml').write_text(yaml.safe_dump(config, sort_keys=False))
         try:
             result = runner.learn(max_iterations=max_iterations, max_seconds=max_seconds,
                                   resume=resume, stop_when=stop_when)
@@ -295,10 +331,12 @@ def train(args: TrainArgs, run_dir: str | os.PathLike, resume: bool = False,
             if sampler is not None:
                 sampler.close()
     summary = {'task': args.task, 'algo': train_cfg.algo, 'workers': args.workers,
-               'seed': args.seed, 'backend': args.backend,
+               'ranks': info.world_size, 'seed': args.seed, 'backend': args.backend,
                'device': args.device,
-               'action': args.action, 'num_envs': num_envs, **result,
+               'action': args.action, 'num_envs': num_envs * info.world_size, **result,
                'torch_threads': torch.get_num_threads()}
+    if not info.is_main:
+        return summary
     tmp = run_dir / 'summary.json.tmp'
     tmp.write_text(json.dumps(summary, indent=2, sort_keys=True))
     tmp.replace(run_dir / 'summary.json')

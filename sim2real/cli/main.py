@@ -38,7 +38,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
                            workers=args.workers, ray_address=args.ray_address)
     summary = train(train_args, args.run_dir, resume=args.resume,
                     progress_bar=not args.no_progress)
-    sys.stdout.write(json.dumps(summary, sort_keys=True) + '\n')
+    if os.environ.get('RANK', '0') == '0':   # under torchrun: rank 0 speaks for the job
+        sys.stdout.write(json.dumps(summary, sort_keys=True) + '\n')
     return 0
 
 
@@ -242,8 +243,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `sim2real` console script."""
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
-                        format='%(levelname)s %(name)s: %(message)s', stream=sys.stderr)
+    rank = os.environ.get('RANK', '0') if os.environ.get('WORLD_SIZE', '1') != '1' else '0'
+    level = logging.DEBUG if args.verbose else logging.INFO
+    if rank != '0':   # under torchrun the other ranks only warn (rank 0 logs progress)
+        level = max(level, logging.WARNING)
+    logging.basicConfig(level=level, stream=sys.stderr, format=(
+        '%(levelname)s %(name)s: %(message)s' if rank == '0'
+        else f'%(levelname)s [rank {rank}] %(name)s: %(message)s'))
     try:
         return args.func(args)
     except (KeyError, ValueError, FileNotFoundError, RuntimeError) as exc:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from sim2real.rl.distributed import pooled_moments
+
 
 class EmpiricalNormalizer(nn.Module):
     """Normalize features by their running mean and variance, then clip.
@@ -41,18 +43,20 @@ class EmpiricalNormalizer(nn.Module):
 
     @torch.no_grad()
     def update(self, x: torch.Tensor) -> None:
-        """Merge the batch x (..., num_features) into the statistics; no-op if eval or frozen."""
+        """Merge the batch x (..., num_features) into the statistics; no-op if eval or frozen.
+
+        Under torchrun (sim2real.rl.distributed) the batch is every rank's batch pooled, so
+        the replicas' statistics stay equal to those of one normalizer fed all the data.
+        """
         if not self.training or self.frozen:
             return
-        batch = x.detach().reshape(-1, self.num_features).to(torch.float64)
-        n_b = batch.shape[0]
+        batch = x.detach().reshape(-1, self.num_features)
+        n_b, mean_b, var_b = pooled_moments(batch)
         if n_b == 0:
             return
         n_a = int(self.count.item())
         mean_a = self.mean.to(torch.float64)
         var_a = self.var.to(torch.float64)
-        mean_b = batch.mean(dim=0)
-        var_b = batch.var(dim=0, unbiased=False)
         n = n_a + n_b
         # delta = mu_b - mu_a; mu = mu_a + delta * n_b / n
         delta = mean_b - mean_a

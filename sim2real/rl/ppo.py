@@ -14,6 +14,7 @@ from torch import nn
 
 from sim2real.algo_cfg import PPOCfg
 from sim2real.rl import losses
+from sim2real.rl.distributed import all_reduce_gradients, mean_over_ranks
 from sim2real.rl.networks import ActorCritic, ExportablePolicy
 from sim2real.rl.storage import RolloutStorage, Transition
 
@@ -230,6 +231,7 @@ class PPO:
             values = ac.value(mb.obs_critic)
             with torch.no_grad():
                 kl = losses.approx_kl(mb.old_means, mb.old_stds, dist.mean, dist.stddev).item()
+                kl = mean_over_ranks(kl)   # every replica adapts its learning rate alike
                 clipped = losses.clip_fraction(log_prob, mb.old_log_probs, cfg.clip_param).item()
             if cfg.schedule == 'adaptive':
                 self.adapt_learning_rate(kl)
@@ -243,6 +245,7 @@ class PPO:
             loss = surrogate + cfg.value_loss_coef * value - cfg.entropy_coef * entropy
             self.optimizer.zero_grad()
             loss.backward()
+            all_reduce_gradients(ac.parameters())   # under torchrun: the ranks' mean
             nn.utils.clip_grad_norm_(ac.parameters(), cfg.max_grad_norm)
             self.optimizer.step()
             num_updates += 1

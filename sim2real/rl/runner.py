@@ -23,6 +23,7 @@ from sim2real.rl.algorithm import Algorithm
 from sim2real.rl.algorithms import AlgorithmCfg, algorithm_name, build_algorithm
 from sim2real.rl.collector import Collector, torch_threads
 from sim2real.rl.curves import plot_curves
+from sim2real.rl import distributed
 from sim2real.rl.env import VecEnv
 from sim2real.sim.state import StateError
 
@@ -110,6 +111,9 @@ class Runner:
         self.device = getattr(env, 'device', torch.device('cpu'))
         self.generator = generator(self.device, runner_cfg.seed)
         self.algo: Algorithm = build_algorithm(algo_cfg, env, self.generator)
+        distributed.broadcast_module(self.algo.network)   # under torchrun: rank 0's init
+        self.ranks = distributed.world_size()
+        self.is_main = distributed.rank() == 0
         self.collector = Collector(env, runner_cfg.act_threads)
         self.sampler = sampler
         self.iteration = 0
@@ -126,18 +130,35 @@ class Runner:
         self._learning = False
 
     def state_dict(self) -> dict:
-        """Return the full training state, loadable with weights_only=True."""
+        """Return the full training state, loadable with weights_only=True.
+
+        Under torchrun every rank must call it: 'ranks' then holds each rank's own part
+        (env state, torch RNG and minibatch generator states; rank_state()), gathered on
+        rank 0, whose part is also at the top level. The other ranks get None.
+        """
+        own = self.rank_state()
+        parts = distributed.gather_to_main(own)
+        if not self.is_main:
+            return None
         state = {
             'format': CHECKPOINT_FORMAT, 'algo': self.algo.name, **self.algo.state_dict(),
             'iteration': self.iteration, 'env_steps': self.env_steps,
-            'torch_rng_state': get_rng_state(self.device) if self._learning else self.rng_state,
-            'generator_state': self.generator.get_state(),
-            'config': self.config, 'history': self.history, 'segments': self._all_segments(),
+            **own, 'config': self.config, 'history': self.history,
+            'segments': self._all_segments(),
         }
+        if self.ranks > 1:
+            state['ranks'] = parts
+        return state
+
+    def rank_state(self) -> dict:
+        """What differs between the ranks of a torchrun job: RNG states and env state."""
+        own = {'torch_rng_state': (get_rng_state(self.device) if self._learning
+                                   else self.rng_state),
+               'generator_state': self.generator.get_state()}
         env_state = self._env_state()
         if env_state is not None:
-            state['env_state'] = env_state
-        return state
+            own['env_state'] = env_state
+        return own
 
     def _env_state(self) -> dict | None:
         """The env's state, or None (warned once) when the env or one of its components
@@ -161,17 +182,24 @@ class Runner:
                              'wall_s': time.monotonic() - self._segment[1]})
         return segments
 
-    def save(self) -> Path:
-        """Save a checkpoint for the current iteration, prune old ones, redraw curves.png."""
-        path = save_checkpoint(checkpoint_path(self.run_dir, self.iteration), self.state_dict())
+    def save(self) -> Path | None:
+        """Save a checkpoint for the current iteration, prune old ones, redraw curves.png
+        (under torchrun: every rank calls it, rank 0 writes and returns the path)."""
+        state = self.state_dict()
+        if state is None:
+            return None
+        path = save_checkpoint(checkpoint_path(self.run_dir, self.iteration), state)
         prune_checkpoints(self.run_dir, self.cfg.keep_checkpoints)
         plot_curves(self.history, self.run_dir / 'curves.png')
         logger.info('saved %s', path)
         return path
 
-    def load(self, path: str | os.PathLike) -> None:
-        """Restore the training state from a checkpoint written by save()."""
-        state = load_checkpoint(path)
+    def load(self, path: str | os.PathLike, state: dict | None = None) -> None:
+        """Restore the training state from a checkpoint written by save() (state: its
+        contents, already loaded; under torchrun each rank takes its own part)."""
+        if state is None:
+            state = load_checkpoint(path)
+        state = self._own_part(state, path)
         algo = state.get('algo', 'ppo')   # checkpoints before the algorithm seam are PPO's
         if algo != self.algo.name:
             raise CheckpointError(f'checkpoint {path} was written by {algo}, not '
@@ -188,6 +216,26 @@ class Runner:
         self.segments = [dict(s) for s in state.get('segments', [])]
         self._obs = self._load_env_state(state, path)
         logger.info('resumed from %s at iteration %d', path, self.iteration)
+
+    def _own_part(self, state: dict, path) -> dict:
+        """state with this rank's RNG and env states at the top level (rank 0's are there
+        already); a rank the checkpoint has no part for keeps its seeds and resets its envs."""
+        parts = state.get('ranks')
+        rank = distributed.rank()
+        if parts is not None and len(parts) != self.ranks:
+            logger.warning('%s was written by %d ranks, this job has %d: ranks without a '
+                           'part restart their episodes, so the run is not an exact '
+                           'continuation', path, len(parts), self.ranks)
+        if rank == 0:
+            return state
+        state = {key: value for key, value in state.items()
+                 if key not in ('torch_rng_state', 'generator_state', 'env_state')}
+        if parts is not None and rank < len(parts):
+            state.update(parts[rank])
+        else:
+            state.update(torch_rng_state=self.rng_state,
+                         generator_state=self.generator.get_state())
+        return state
 
     def _load_env_state(self, state: dict, path) -> dict[str, torch.Tensor] | None:
         """Restore the env's state from a checkpoint; its observations, or None (warned)
@@ -225,21 +273,18 @@ class Runner:
         call, resumed or not, up to its last checkpoint when it was killed).
         """
         if resume:
-            path = latest_checkpoint(self.run_dir)
-            if path is None:
-                logger.warning('no checkpoint under %s; starting from scratch', self.run_dir)
-            else:
-                self.load(path)
+            self._resume()
         from torch.utils.tensorboard import SummaryWriter  # heavy import, only when training
 
         total = self.cfg.max_iterations if max_iterations is None else max_iterations
         self._segment = (self.iteration, time.monotonic())
         deadline_s = None if max_seconds is None else self._segment[1] + max_seconds
         # purge only what a killed run logged after this checkpoint: steps > iteration
-        writer = SummaryWriter(str(self.run_dir / 'tb'),
-                               purge_step=self.iteration + 1 if self.iteration else None)
+        writer = (SummaryWriter(str(self.run_dir / 'tb'),
+                                purge_step=self.iteration + 1 if self.iteration else None)
+                  if self.is_main else None)
         bar = tqdm(total=total, initial=self.iteration, unit='it', desc=self.algo.name,
-                   disable=not self.cfg.progress_bar, dynamic_ncols=True)
+                   disable=not (self.cfg.progress_bar and self.is_main), dynamic_ncols=True)
         set_rng_state(self.rng_state, self.device)
         self._learning = True
         try:
@@ -249,18 +294,30 @@ class Runner:
             self.rng_state = get_rng_state(self.device)
             self._learning = False
             bar.close()
-            writer.close()
+            if writer is not None:
+                writer.close()
             self.segments = self._all_segments()
             self._segment = None
         return self._summary()
 
+    def _resume(self) -> None:
+        """Load the newest checkpoint of run_dir (rank 0 reads it and sends it to the other
+        ranks, so they need no shared file system); none: start fresh."""
+        path = latest_checkpoint(self.run_dir) if self.is_main else None
+        state = load_checkpoint(path) if path is not None and self.ranks > 1 else None
+        path, state = distributed.broadcast_from_main((path, state))
+        if path is None:
+            logger.warning('no checkpoint under %s; starting from scratch', self.run_dir)
+        else:
+            self.load(path, state)
+
     def _train(
-        self, total: int, deadline_s: float | None, writer: SummaryWriter, bar: tqdm,
+        self, total: int, deadline_s: float | None, writer: SummaryWriter | None, bar: tqdm,
         stop_when: Callable[[dict], bool] | None = None,
     ) -> None:
         """Run iterations until total or the monotonic deadline, then save; the env continues
         from the last boundary (resumed or in this process), else it is reset."""
-        batch_steps = self.env.num_envs * self.algo.rollout_steps
+        batch_steps = self.env.num_envs * self.algo.rollout_steps * self.ranks
         start_iteration, saved_at = self.iteration, None
         obs = None
         if self.sampler is not None:   # the workers own their envs
@@ -274,6 +331,7 @@ class Runner:
             tic = time.monotonic()
             if self.sampler is not None:
                 batch_steps, episode_stats = self.sampler.collect(self.algo)
+                batch_steps *= self.ranks
             else:
                 self._obs = None   # the env leaves the boundary
                 self.collector.act_threads = self.cfg.act_threads
@@ -285,7 +343,7 @@ class Runner:
             self.iteration += 1
             self.env_steps += batch_steps
             entry = self._record(metrics, episode_stats, batch_steps, collect_s, learn_s)
-            if self.iteration % self.cfg.log_interval == 0:
+            if self.iteration % self.cfg.log_interval == 0 and writer is not None:
                 self._log(writer, entry, total)
             bar.update(1)
             mean_return = entry.get('episode/return', math.nan)
@@ -294,10 +352,11 @@ class Runner:
             if self.iteration % self.cfg.save_interval == 0:
                 self.save()
                 saved_at = self.iteration
-            if deadline_s is not None and time.monotonic() >= deadline_s:
+            # every rank must take the same branch: stop when any rank would
+            if distributed.any_rank(deadline_s is not None and time.monotonic() >= deadline_s):
                 logger.info('wall-clock limit reached after iteration %d', self.iteration)
                 break
-            if stop_when is not None and stop_when(entry):
+            if distributed.any_rank(stop_when is not None and stop_when(entry)):
                 logger.info('stop condition met after iteration %d', self.iteration)
                 break
         if self.iteration > start_iteration and saved_at != self.iteration:
@@ -340,7 +399,7 @@ class Runner:
         window = returns[-self.cfg.summary_window:]
         wall_s = sum(s['wall_s'] for s in self.segments)
         iterations = sum(s['end_iteration'] - s['start_iteration'] for s in self.segments)
-        batch_steps = self.env.num_envs * self.algo.rollout_steps
+        batch_steps = self.env.num_envs * self.algo.rollout_steps * self.ranks
         summary = {
             'iterations': self.iteration, 'env_steps': self.env_steps, 'wall_s': wall_s,
             'steps_per_s': iterations * batch_steps / max(wall_s, 1e-9),

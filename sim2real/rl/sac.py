@@ -18,6 +18,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from sim2real.algo_cfg import SACCfg
+from sim2real.rl.distributed import all_reduce_gradients
 from sim2real.rl.networks import build_mlp, deployable_mlp
 from sim2real.rl.normalizer import EmpiricalNormalizer
 from sim2real.rl.replay import FIELDS, NStepWindow, ReplayBuffer, Transitions
@@ -271,6 +272,7 @@ class SAC:
         critic_loss = 0.5 * (q - target).pow(2).mean(1).sum()
         self.critic_optimizer.zero_grad()
         critic_loss.backward()
+        all_reduce_gradients(model.critics.parameters())   # under torchrun: the ranks' mean
         nn.utils.clip_grad_norm_(model.critics.parameters(), cfg.max_grad_norm)
         self.critic_optimizer.step()
         self.gradient_steps += 1
@@ -289,6 +291,7 @@ class SAC:
         actor_loss = (alpha * log_prob - q).mean()
         self.actor_optimizer.zero_grad()
         actor_loss.backward()
+        all_reduce_gradients(model.actor.parameters())
         nn.utils.clip_grad_norm_(model.actor.parameters(), cfg.max_grad_norm)
         self.actor_optimizer.step()
         model.critics.requires_grad_(True)
@@ -296,6 +299,7 @@ class SAC:
         alpha_loss = -(model.log_alpha * (log_prob.detach() + self.target_entropy)).mean()
         self.alpha_optimizer.zero_grad()
         alpha_loss.backward()
+        all_reduce_gradients([model.log_alpha])
         self.alpha_optimizer.step()
         return {'actor_loss': actor_loss.item(), 'entropy': -log_prob.mean().item()}
 
