@@ -159,6 +159,11 @@ class SACCfg:
     """Checkpoint every this many iterations (None: the task's TrainCfg.save_interval)."""
     log_interval: int = 10
     """Log and write TensorBoard scalars every this many iterations."""
+    max_policy_lag: int = 1
+    """With rollout workers (--workers), chunks are gathered asynchronously: the workers
+    sample while the learner updates, and a chunk sampled with weights more than this many
+    updates older than the learner's is dropped (0 accepts only chunks of the current
+    weights)."""
 
     @property
     def rollout_steps(self) -> int:
@@ -172,6 +177,8 @@ class SACCfg:
                   'alpha_learning_rate', 'init_alpha', 'actor_update_interval',
                   'max_grad_norm', 'action_bound', 'log_interval')
         _unit(self, 'gamma', 'tau')
+        if self.max_policy_lag < 0:
+            raise ValueError(f'max_policy_lag must be >= 0, got {self.max_policy_lag}')
         low, high = self.log_std_range
         if not low < high:
             raise ValueError(f'log_std_range must be (low, high) with low < high, got '

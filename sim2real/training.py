@@ -297,12 +297,16 @@ def _train(args: TrainArgs, run_dir: Path, resume: bool, progress_bar: bool,
     seed = args.seed + info.rank * distributed.RANK_SEED_STRIDE   # rank 0: the run's seed
     device = (f'cuda:{info.local_rank}' if args.device == 'cuda' and info.world_size > 1
               else args.device)   # each rank on its own GPU
+    cores = distributed.cores_per_rank()   # the ranks on this machine share its cores
+    learn_threads, act_threads = (None if n is None else min(n, cores)
+                                  for n in (train_cfg.learn_threads, train_cfg.act_threads))
     sampler = probe = None
     if args.workers:
         env, sampler, probe = _ray_workers(args, train_cfg, num_envs)
     else:
         env = build_env(args.task, seed, num_envs, args.action,
-                        num_threads=args.num_threads, backend=args.backend,
+                        num_threads=args.num_threads or (cores if info.world_size > 1 else 0),
+                        backend=args.backend,
                         device=device, sets=args.sets, **edge_options(train_cfg))
     num_envs = env.num_envs
     described = env if probe is None else probe   # the env config the run records
@@ -314,8 +318,7 @@ def _train(args: TrainArgs, run_dir: Path, resume: bool, progress_bar: bool,
                            or train_cfg.schedule('save_interval'),
                            log_interval=getattr(train_cfg.algo_cfg, 'log_interval', 1),
                            progress_bar=progress_bar,
-                           learn_threads=train_cfg.learn_threads,
-                           act_threads=train_cfg.act_threads)
+                           learn_threads=learn_threads, act_threads=act_threads)
     config = run_config(args, described, train_cfg, runner_cfg, num_envs)
     with device_scope(env.device):   # the learner's networks and buffers beside the env's
         runner = Runner(env, train_cfg.algo_cfg, runner_cfg, run_dir, config, sampler)

@@ -71,6 +71,13 @@ def init_process_group(info: RankInfo, device: str,
                 info.world_size, info.local_rank, backend)
 
 
+def cores_per_rank() -> int:
+    """This machine's CPUs shared out over the ranks torchrun started on it
+    (LOCAL_WORLD_SIZE; all of them outside torchrun)."""
+    local = int(os.environ.get('LOCAL_WORLD_SIZE', '1')) if launched_by_torchrun() else 1
+    return max(1, (os.cpu_count() or 1) // max(local, 1))
+
+
 def active() -> bool:
     """Whether this process is one rank of a process group of more than one."""
     return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1

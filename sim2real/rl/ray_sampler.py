@@ -4,9 +4,16 @@ Each worker is a Ray actor that owns a batched simulator and the acting half of 
 algorithm (PPOExplorer, SACExplorer). A call carries a reference to the weights in the
 object store, the policy version and a seed, and returns one T x N chunk tagged with
 (worker, version, sequence): one round trip per chunk, never per step (a Ray actor round
-trip costs about 1 ms; ../shared/research/distributed.md section 3.3). Gathering is
-synchronous: every worker's chunk of the current version, side by side along the env axis,
-is what the algorithm ingests; a chunk of another version is dropped and re-collected.
+trip costs about 1 ms; ../shared/research/distributed.md section 3.3).
+
+Synchronous gathering (on-policy PPO): every worker's chunk of the current version, side by
+side along the env axis, is what the algorithm ingests; a chunk of another version is
+dropped and re-collected. Asynchronous gathering (off-policy SAC: its config has a
+max_policy_lag): every worker always has a call in flight, re-issued with the newest
+weights the moment its chunk arrives, so the workers sample while the learner updates; an
+iteration ingests the first num_workers chunks to arrive (a slow worker does not hold the
+learner up: a fast one delivers twice) whose weights are at most max_policy_lag updates
+old; an older chunk is dropped and counted (`stale`).
 
 Fault tolerance: the actors restart when their process dies (max_restarts=-1) and the call
 in flight is retried on the restarted actor (max_task_retries=-1): sampling is idempotent,
@@ -114,7 +121,13 @@ class RaySampler:
         """What a restart may add to a call [s] (building the env included)."""
         self.max_restarts_per_call = max_restarts_per_call
         """A call whose worker was restarted this often fails the run."""
+        self.max_policy_lag: int | None = getattr(algo_cfg, 'max_policy_lag', None)
+        """None: synchronous gathering; else asynchronous with this bound on the lag."""
         self.version = 0
+        self.stale = 0
+        """Chunks dropped by the asynchronous gathering: their weights lagged too far."""
+        self.lags: dict[int, int] = {}
+        """Accepted chunks by policy lag (updates between their weights and the learner's)."""
         self.hangs = 0
         """Workers replaced after a sample timeout."""
         self.dropped = 0
@@ -122,6 +135,8 @@ class RaySampler:
         self.restarts_seen = 0
         """Chunks that came from a restarted worker."""
         self.workers: list = []
+        self._inflight: dict = {}   # async: ObjectRef -> (worker, deadline [monotonic s])
+        self._calls: dict[int, int] = {}   # async: calls issued to each worker
 
     def start(self, iteration: int = 0) -> None:
         """Start the workers, once, for a run at `iteration` (a resumed run draws new env
@@ -142,8 +157,12 @@ class RaySampler:
         return ray.get([w.pid.remote() for w in self.workers])
 
     def _call(self, k: int, weights) -> ray.ObjectRef:
-        """Ask worker k for a chunk of the current version."""
+        """Ask worker k for a chunk of the current version (asynchronous gathering: each
+        call of a version to the same worker draws its own action noise)."""
         seed = self.seed + 1_000_003 * self.version + 7919 * k
+        if self.max_policy_lag is not None:
+            self._calls[k] = self._calls.get(k, 0) + 1
+            seed += 15_485_863 * self._calls[k]
         return self.workers[k].sample.remote(weights, self.version, seed, self.steps)
 
     def _restart(self, k: int, restarts: dict[int, int]) -> None:
@@ -157,44 +176,85 @@ class RaySampler:
         ray.kill(self.workers[k], no_restart=False)
         self.hangs += 1
 
-    def collect(self, algo) -> tuple[int, dict[str, float]]:
-        """One chunk of the algorithm's current policy from every worker, ingested; returns
-        the env steps they hold and the episode statistics."""
-        self.start()
-        self.version += 1
+    @staticmethod
+    def _weights(algo) -> ray.ObjectRef:
+        """The learner's weights and normalizer statistics in the object store."""
         state = algo.network.state_dict()
-        weights = ray.put({k: v.detach().cpu().numpy() for k, v in state.items()})
+        return ray.put({k: v.detach().cpu().numpy() for k, v in state.items()})
+
+    def _next_ready(self, pending: dict, restarts: dict[int, int]) -> tuple[int, dict]:
+        """Wait for the first of the pending calls to answer, restarting the workers of
+        calls past their deadline; pop it and return (worker, chunk)."""
+        while True:
+            wait_s = max(0.0, min(d for _, d in pending.values()) - time.monotonic())
+            ready, _ = ray.wait(list(pending), num_returns=1, timeout=wait_s)
+            if ready:
+                k, _ = pending.pop(ready[0])
+                return k, ray.get(ready[0])
+            now = time.monotonic()   # the calls past their deadline: restart their workers
+            for ref, (k, deadline) in list(pending.items()):
+                if deadline <= now:
+                    self._restart(k, restarts)
+                    pending[ref] = (k, now + self.restart_timeout_s + self.sample_timeout_s)
+
+    def collect(self, algo) -> tuple[int, dict[str, float]]:
+        """An iteration's chunks of the algorithm's policy, ingested; returns the env steps
+        they hold and the episode statistics."""
+        self.start()
+        if self.max_policy_lag is not None:
+            return self._collect_async(algo)
+        self.version += 1
+        weights = self._weights(algo)
         now = time.monotonic()
         pending = {self._call(k, weights): (k, now + self.sample_timeout_s)
                    for k in range(self.num_workers)}
         results: dict[int, dict] = {}
         restarts: dict[int, int] = {}
         while pending:
-            wait_s = max(0.0, min(d for _, d in pending.values()) - time.monotonic())
-            ready, _ = ray.wait(list(pending), num_returns=1, timeout=wait_s)
-            if not ready:   # the calls past their deadline: restart their workers
-                now = time.monotonic()
-                for ref, (k, deadline) in list(pending.items()):
-                    if deadline <= now:
-                        self._restart(k, restarts)
-                        pending[ref] = (k, now + self.restart_timeout_s
-                                        + self.sample_timeout_s)
-                continue
-            k, _ = pending.pop(ready[0])
-            result = ray.get(ready[0])
+            k, result = self._next_ready(pending, restarts)
             if result['version'] != self.version:   # defensive: a call answers its own
                 self.dropped += 1
                 pending[self._call(k, weights)] = (k, time.monotonic() + self.sample_timeout_s)
                 continue
             self.restarts_seen += int(result['restarted'])
             results[k] = result
-        ordered = [results[k] for k in range(self.num_workers)]
+        return self._ingest(algo, [results[k] for k in range(self.num_workers)])
+
+    def _collect_async(self, algo) -> tuple[int, dict[str, float]]:
+        """The first num_workers chunks to arrive within the policy lag bound; every worker
+        is left with a call of the current weights in flight, sampling during the update."""
+        weights = self._weights(algo)
+        busy = {k for k, _ in self._inflight.values()}
+        for k in range(self.num_workers):
+            if k not in busy:
+                self._inflight[self._call(k, weights)] = (k, time.monotonic()
+                                                          + self.sample_timeout_s)
+        accepted: list[dict] = []
+        restarts: dict[int, int] = {}
+        while len(accepted) < self.num_workers:
+            k, result = self._next_ready(self._inflight, restarts)
+            self._inflight[self._call(k, weights)] = (k, time.monotonic()
+                                                      + self.sample_timeout_s)
+            lag = self.version - result['version']
+            if lag > self.max_policy_lag:
+                self.stale += 1
+                continue
+            self.lags[lag] = self.lags.get(lag, 0) + 1
+            self.restarts_seen += int(result['restarted'])
+            accepted.append(result)
+        self.version += 1   # the update that follows makes the learner's weights newer
+        return self._ingest(algo, accepted)
+
+    @staticmethod
+    def _ingest(algo, chunks: list[dict]) -> tuple[int, dict[str, float]]:
+        """Hand the chunks' data to the algorithm; their env steps and episode statistics."""
         algo.ingest([{key: torch.from_numpy(v) for key, v in r['data'].items()}
-                     for r in ordered])
-        return sum(r['steps'] for r in ordered), mean_by_key([r['stats'] for r in ordered])
+                     for r in chunks])
+        return sum(r['steps'] for r in chunks), mean_by_key([r['stats'] for r in chunks])
 
     def close(self) -> None:
-        """Stop the workers."""
+        """Stop the workers (a chunk still in flight is dropped, never counted)."""
         for worker in self.workers:
             ray.kill(worker, no_restart=True)
         self.workers = []
+        self._inflight = {}

@@ -17,7 +17,7 @@ import torch
 
 ray = pytest.importorskip('ray')
 
-from sim2real.algo_cfg import PolicyCfg, PPOCfg  # noqa: E402
+from sim2real.algo_cfg import PolicyCfg, PPOCfg, SACCfg  # noqa: E402
 from sim2real.rl.algorithms import build_algorithm  # noqa: E402
 from sim2real.rl.env import EnvSpec  # noqa: E402
 from sim2real.rl.ray_sampler import init_ray, RaySampler  # noqa: E402
@@ -102,6 +102,55 @@ def test_hung_worker_is_detected_by_the_sample_timeout_and_replaced(local_ray):
         assert steps == 2 * ENVS_PER_WORKER * 8
         assert sampler.hangs == 1 and sampler.restarts_seen == 1
         assert sampler.worker_pids()[1] != victim
+    finally:
+        sampler.close()
+
+
+def test_sac_gathers_asynchronously_within_the_policy_lag_bound(local_ray):
+    """SAC's workers sample while the learner updates. With worker 1 stopped (SIGSTOP)
+    worker 0 alone delivers both chunks of each iteration, so the learner is not held up;
+    worker 1's chunk, sampled versions back, is dropped as stale once it arrives; every
+    accepted chunk lags at most max_policy_lag = 1 update and counts once."""
+    small = PolicyCfg(actor_hidden_dims=(32, 32), critic_hidden_dims=(32, 32))
+    cfg = SACCfg(steps_per_env=4, batch_size=64, buffer_size=20_000, learning_starts=256,
+                 policy=small, max_policy_lag=1)
+    make_env = functools.partial(build_env, 'quadrotor-hover', num_envs=ENVS_PER_WORKER,
+                                 num_threads=1)
+    probe = build_env('quadrotor-hover', 0, 1, num_threads=1)
+    spec = EnvSpec(2 * ENVS_PER_WORKER, probe.num_actions, dict(probe.obs_dims))
+    sac = build_algorithm(cfg, spec, torch.Generator().manual_seed(0))
+    sampler = RaySampler(make_env, 2, cfg, 4, seed=3, sample_timeout_s=120.0)
+    sampler.start(0)
+    chunk = 4 * ENVS_PER_WORKER
+    total = 0
+    try:
+        for _ in range(3):
+            steps, _ = sampler.collect(sac)
+            sac.update()
+            total += steps
+        victim = sampler.worker_pids()[1]
+        os.kill(victim, signal.SIGSTOP)
+        start = time.monotonic()
+        for _ in range(6):
+            steps, _ = sampler.collect(sac)
+            sac.update()
+            assert steps == 2 * chunk
+            total += steps
+        assert time.monotonic() - start < 60.0, 'the learner waited for the stopped worker'
+        assert sampler.stale == 0
+        os.kill(victim, signal.SIGCONT)
+        for _ in range(200):
+            steps, _ = sampler.collect(sac)
+            sac.update()
+            total += steps
+            if sampler.stale:
+                break
+        assert sampler.stale == 1, 'the old chunk of the stopped worker was not dropped'
+        assert max(sampler.lags) <= 1
+        accepted = sum(sampler.lags.values())
+        assert total == accepted * chunk == sac.buffer.added
+        assert sac.gradient_steps > 0
+        assert (sampler.hangs, sampler.restarts_seen) == (0, 0)
     finally:
         sampler.close()
 
