@@ -1,9 +1,9 @@
 """Rollout workers on a real local Ray: tagged chunks, exact step accounting, a worker killed
-mid-rollout and a hung one replaced; and the default path never imports Ray."""
+mid-rollout and a hung one replaced, SAC's asynchronous gathering; and the default path
+never imports Ray."""
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import signal
@@ -17,14 +17,11 @@ import torch
 
 ray = pytest.importorskip('ray')
 
-from sim2real.algo_cfg import PolicyCfg, PPOCfg, SACCfg  # noqa: E402
-from sim2real.rl.algorithms import build_algorithm  # noqa: E402
-from sim2real.rl.env import EnvSpec  # noqa: E402
-from sim2real.rl.ray_sampler import init_ray, RaySampler  # noqa: E402
+from ray_setup import ENVS_PER_WORKER, sampler_and_algo, sampler_and_ppo, SMALL  # noqa: E402
+from sim2real.algo_cfg import SACCfg  # noqa: E402
+from sim2real.rl.ray_sampler import init_ray  # noqa: E402
 from sim2real.tasks import get_task  # noqa: E402
-from sim2real.training import build_env  # noqa: E402
 
-ENVS_PER_WORKER = 16
 pytestmark = pytest.mark.slow
 
 
@@ -37,24 +34,10 @@ def local_ray():
     ray.shutdown()
 
 
-def _sampler_and_ppo(steps: int, timeout_s: float = 120.0):
-    """A 2-worker sampler of quadrotor-hover and a PPO learner sized for its chunks."""
-    small = PolicyCfg(actor_hidden_dims=(32, 32), critic_hidden_dims=(32, 32))
-    cfg = PPOCfg(num_steps_per_env=steps, policy=small)
-    make_env = functools.partial(build_env, 'quadrotor-hover', num_envs=ENVS_PER_WORKER,
-                                 num_threads=1)
-    probe = build_env('quadrotor-hover', 0, 1, num_threads=1)
-    spec = EnvSpec(2 * ENVS_PER_WORKER, probe.num_actions, dict(probe.obs_dims))
-    ppo = build_algorithm(cfg, spec, torch.Generator().manual_seed(0))
-    sampler = RaySampler(make_env, 2, cfg, steps, seed=3, sample_timeout_s=timeout_s)
-    sampler.start(0)
-    return sampler, ppo
-
-
 def test_chunks_are_tagged_and_every_step_counted_once(local_ray):
     """Two iterations: each returns 2 x 16 envs x 8 steps, fills PPO's storage, and the
     update learns from it; the workers act with the weights of the version sent."""
-    sampler, ppo = _sampler_and_ppo(steps=8)
+    sampler, ppo = sampler_and_ppo(steps=8)
     try:
         for version in (1, 2):
             steps, stats = sampler.collect(ppo)
@@ -74,7 +57,7 @@ def test_worker_killed_mid_rollout_is_restarted_and_its_chunk_recollected(local_
     """SIGKILL one worker 0.5 s into a chunk of several seconds: Ray restarts it and
     retries the call; the iteration still holds exactly 2 x 16 x 3000 steps, one chunk of
     them from the restart."""
-    sampler, ppo = _sampler_and_ppo(steps=3000)
+    sampler, ppo = sampler_and_ppo(steps=3000)
     try:
         victim = sampler.worker_pids()[0]
         threading.Timer(0.5, os.kill, (victim, signal.SIGKILL)).start()
@@ -94,7 +77,7 @@ def test_worker_killed_mid_rollout_is_restarted_and_its_chunk_recollected(local_
 def test_hung_worker_is_detected_by_the_sample_timeout_and_replaced(local_ray):
     """SIGSTOP one worker: after the 5 s sample timeout it is killed and restarted, its
     call retried; the chunk counts once."""
-    sampler, ppo = _sampler_and_ppo(steps=8, timeout_s=5.0)
+    sampler, ppo = sampler_and_ppo(steps=8, timeout_s=5.0)
     try:
         victim = sampler.worker_pids()[1]
         os.kill(victim, signal.SIGSTOP)
@@ -111,16 +94,9 @@ def test_sac_gathers_asynchronously_within_the_policy_lag_bound(local_ray):
     worker 0 alone delivers both chunks of each iteration, so the learner is not held up;
     worker 1's chunk, sampled versions back, is dropped as stale once it arrives; every
     accepted chunk lags at most max_policy_lag = 1 update and counts once."""
-    small = PolicyCfg(actor_hidden_dims=(32, 32), critic_hidden_dims=(32, 32))
     cfg = SACCfg(steps_per_env=4, batch_size=64, buffer_size=20_000, learning_starts=256,
-                 policy=small, max_policy_lag=1)
-    make_env = functools.partial(build_env, 'quadrotor-hover', num_envs=ENVS_PER_WORKER,
-                                 num_threads=1)
-    probe = build_env('quadrotor-hover', 0, 1, num_threads=1)
-    spec = EnvSpec(2 * ENVS_PER_WORKER, probe.num_actions, dict(probe.obs_dims))
-    sac = build_algorithm(cfg, spec, torch.Generator().manual_seed(0))
-    sampler = RaySampler(make_env, 2, cfg, 4, seed=3, sample_timeout_s=120.0)
-    sampler.start(0)
+                 policy=SMALL, max_policy_lag=1)
+    sampler, sac = sampler_and_algo(cfg)
     chunk = 4 * ENVS_PER_WORKER
     total = 0
     try:
