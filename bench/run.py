@@ -51,6 +51,11 @@ def main() -> None:
     parser.add_argument('--skip-sb3', action='store_true',
                         help='time sim2real to 90 %% hover success without the SB3 anchor (it '
                         'also runs only when --train-tasks has quadrotor-hover)')
+    parser.add_argument('--skip-ray', action='store_true',
+                        help='leave out Ray rollout workers against in-process collection')
+    parser.add_argument('--quadruped-algos-s', type=float, default=0.0,
+                        help='train quadruped-flat with PPO and with SAC for this many '
+                        'seconds each and evaluate both (0: skip; not with --quick)')
     parser.add_argument('--quadruped-run', default=None,
                         help='run directory of a quadruped-flat training to read the wall '
                         'clock to the acceptance level from (bench/quadruped_train.py)')
@@ -83,6 +88,20 @@ def main() -> None:
     results['ppo_update'] = update = ppo_update(
         device=args.device if args.backend == 'mjwarp' else 'cpu')
     ratios['ppo_update_vs_rsl_rl'] = update['ratio']
+    import importlib.util
+    if (not args.skip_ray and args.backend in ('all', 'mujoco')
+            and importlib.util.find_spec('ray') is not None):   # the extra 'ray'
+        from bench.ray_sampling import chunk_overhead, per_iteration
+        results['ray_per_iteration'] = ray_it = per_iteration()
+        # <= 1.1: Ray workers cost at most 10 % per iteration over in-process collection
+        ratios['ray_vs_in_process_per_iteration_hover'] = ray_it['ratio']
+        results['ray_chunk_overhead'] = chunks = chunk_overhead()
+        for row in chunks['rows']:   # > 1: what a chunk of T steps per env costs through Ray
+            ratios[f'ray_vs_in_process_chunk_T{row["steps_per_env"]}'] = row['ratio']
+    if args.quadruped_algos_s and not args.quick:
+        from bench.quadruped_algos import ppo_vs_sac
+        results['quadruped_ppo_vs_sac'] = algos = ppo_vs_sac(args.quadruped_algos_s)
+        ratios.update(algos['ratios'])
     if args.quadruped_run:
         from bench.quadruped_train import time_to_level
         results['quadruped_train'] = time_to_level(args.quadruped_run)

@@ -162,7 +162,7 @@ class SACCfg:
     max_policy_lag: int = 1
     """With rollout workers (--workers), chunks are gathered asynchronously: the workers
     sample while the learner updates, and a chunk sampled with weights more than this many
-    updates older than the learner's is dropped (0 accepts only chunks of the current
+    iterations older than the learner's is dropped (0 accepts only chunks of the current
     weights)."""
 
     @property

@@ -272,12 +272,13 @@ def train(args: TrainArgs, run_dir: str | os.PathLike, resume: bool = False,
         log.warning('torchrun restarted this job (restart %s): resuming from the last '
                     'checkpoint', os.environ['TORCHELASTIC_RESTART_COUNT'])
         resume = True
-    distributed.init_process_group(info, args.device)
+    created = distributed.init_process_group(info, args.device)
     try:
         return _train(args, Path(run_dir), resume, progress_bar and info.is_main, stop_when,
                       info)
     finally:
-        distributed.destroy()
+        if created:
+            distributed.destroy()
 
 
 def _train(args: TrainArgs, run_dir: Path, resume: bool, progress_bar: bool,
@@ -286,8 +287,17 @@ def _train(args: TrainArgs, run_dir: Path, resume: bool, progress_bar: bool,
     """train() in this process, as one rank of info.world_size."""
     run_dir.mkdir(parents=True, exist_ok=True)
     if info.world_size > 1:   # rank 0's reading of the run being resumed holds for all
+        asked = args.device
         args = distributed.broadcast_from_main(
             resolve_args(args, run_dir, resume) if info.is_main else None)
+        if args.device.split(':')[0] != asked.split(':')[0]:
+            raise ConfigError(f'{run_dir} holds a run on --device {args.device}: resume it '
+                              'with the same --device (it picks the backend of the ranks)')
+        owned = [text for text in env_sets(args.sets)
+                 if parse_assignment(text)[0][1] in ('seed', 'device')]
+        if owned:
+            raise ConfigError(f'--set {owned[0]}: under torchrun use --seed and --device '
+                              '(each rank seeds its envs apart)')
     else:
         args = resolve_args(args, run_dir, resume)
     spec = get_task(args.task)
@@ -297,9 +307,11 @@ def _train(args: TrainArgs, run_dir: Path, resume: bool, progress_bar: bool,
     seed = args.seed + info.rank * distributed.RANK_SEED_STRIDE   # rank 0: the run's seed
     device = (f'cuda:{info.local_rank}' if args.device == 'cuda' and info.world_size > 1
               else args.device)   # each rank on its own GPU
+    learn_threads, act_threads = train_cfg.learn_threads, train_cfg.act_threads
     cores = distributed.cores_per_rank()   # the ranks on this machine share its cores
-    learn_threads, act_threads = (None if n is None else min(n, cores)
-                                  for n in (train_cfg.learn_threads, train_cfg.act_threads))
+    if info.world_size > 1:
+        learn_threads, act_threads = (None if n is None else min(n, cores)
+                                      for n in (learn_threads, act_threads))
     sampler = probe = None
     if args.workers:
         env, sampler, probe = _ray_workers(args, train_cfg, num_envs)
@@ -322,9 +334,12 @@ def _train(args: TrainArgs, run_dir: Path, resume: bool, progress_bar: bool,
     config = run_config(args, described, train_cfg, runner_cfg, num_envs)
     with device_scope(env.device):   # the learner's networks and buffers beside the env's
         runner = Runner(env, train_cfg.algo_cfg, runner_cfg, run_dir, config, sampler)
-        if args.init_from and not (resume and latest_checkpoint(run_dir)):
-            warm_start(runner.algo.network, args.init_from, runner.config)
-            distributed.broadcast_module(runner.algo.network)   # rank 0's reading of it
+        # rank 0 decides and reads the file; the other ranks take its weights
+        warm = bool(args.init_from) and not (resume and latest_checkpoint(run_dir))
+        if distributed.broadcast_from_main(warm):
+            if info.is_main:
+                warm_start(runner.algo.network, args.init_from, runner.config)
+            distributed.broadcast_module(runner.algo.network)
         if info.is_main:
             (run_dir / 'config.yaml').write_text(yaml.safe_dump(config, sort_keys=False))
         try:

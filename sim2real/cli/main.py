@@ -38,7 +38,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
                            workers=args.workers, ray_address=args.ray_address)
     summary = train(train_args, args.run_dir, resume=args.resume,
                     progress_bar=not args.no_progress)
-    if os.environ.get('RANK', '0') == '0':   # under torchrun: rank 0 speaks for the job
+    from sim2real.rl.distributed import launched_by_torchrun
+    info = launched_by_torchrun()
+    if info is None or info.is_main:   # under torchrun: rank 0 speaks for the job
         sys.stdout.write(json.dumps(summary, sort_keys=True) + '\n')
     return 0
 

@@ -11,8 +11,11 @@ and its replica of the algorithm stays identical to the others because
   (pooled_moments), and decisions taken from local numbers (PPO's adaptive learning rate,
   stopping early) use their mean or any over the ranks.
 
-Outside a process group every function here is a no-op, so single-process training pays one
-`is_initialized()` check. Rank 0 logs, checkpoints, writes summary.json and exports.
+Outside a process group the collectives here do nothing (pooled_moments returns the
+batch's own moments), so single-process training pays one `is_initialized()` check per
+call. Rank 0 logs, checkpoints and writes summary.json (`sim2real export` then works on the
+run directory as on any other). Left per rank, as in rsl_rl: PPO's advantage
+standardization, SAC's replay buffer, batch size and learning_starts.
 """
 
 from __future__ import annotations
@@ -29,8 +32,8 @@ import torch.distributed as dist
 logger = logging.getLogger(__name__)
 
 RANK_SEED_STRIDE = 1_000_003
-"""Rank r seeds its envs and its action noise with seed + r * this: apart from the resets of
-rank 0 (seed + iteration) for every run shorter than this many iterations."""
+"""Rank r seeds its envs and its action noise with seed + r * this; as the envs are reset
+with seed + iteration, no two ranks share a seed in a run of fewer iterations than this."""
 DEFAULT_TIMEOUT_S = 600.0
 """A collective that waits longer than this for another rank fails (the rank died or hung)."""
 
@@ -59,23 +62,30 @@ def launched_by_torchrun() -> RankInfo | None:
 
 
 def init_process_group(info: RankInfo, device: str,
-                       timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+                       timeout_s: float = DEFAULT_TIMEOUT_S) -> bool:
     """Join the job's process group (env:// rendezvous torchrun prepared): gloo for CPU
-    learners, NCCL for CUDA ones (each local rank on its own GPU, cuda:LOCAL_RANK)."""
+    learners, NCCL for CUDA ones (each local rank on its own GPU, cuda:LOCAL_RANK). Returns
+    whether it created the group (False: this process had joined one already)."""
     backend = 'nccl' if device.startswith('cuda') else 'gloo'
     if backend == 'nccl':
         torch.cuda.set_device(info.local_rank)
-    if not dist.is_initialized():
-        dist.init_process_group(backend, timeout=datetime.timedelta(seconds=timeout_s))
+    if dist.is_initialized():
+        return False
+    dist.init_process_group(backend, timeout=datetime.timedelta(seconds=timeout_s))
     logger.info('rank %d of %d (local %d) joined the %s process group', info.rank,
                 info.world_size, info.local_rank, backend)
+    return True
 
 
 def cores_per_rank() -> int:
     """This machine's CPUs shared out over the ranks torchrun started on it
     (LOCAL_WORLD_SIZE; all of them outside torchrun)."""
     local = int(os.environ.get('LOCAL_WORLD_SIZE', '1')) if launched_by_torchrun() else 1
-    return max(1, (os.cpu_count() or 1) // max(local, 1))
+    try:
+        cpus = len(os.sched_getaffinity(0))   # the CPUs this process may run on
+    except AttributeError:   # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, cpus // max(local, 1))
 
 
 def active() -> bool:
@@ -166,6 +176,20 @@ def any_rank(flag: bool) -> bool:
     tensor = torch.tensor([1 if flag else 0], dtype=torch.int64, device=_collective_device())
     dist.all_reduce(tensor, op=dist.ReduceOp.MAX)
     return bool(tensor.item())
+
+
+def pooled_stats(stats: dict[str, float]) -> dict[str, float]:
+    """Per key, the mean of the ranks' episode statistics over the ranks that hold it (a
+    rank where no episode ended has fewer keys)."""
+    if not active():
+        return stats
+    every: list = [None] * dist.get_world_size()
+    dist.all_gather_object(every, stats)
+    values: dict[str, list[float]] = {}
+    for entry in every:
+        for key, value in entry.items():
+            values.setdefault(key, []).append(float(value))
+    return {key: sum(v) / len(v) for key, v in values.items()}
 
 
 def gather_to_main(obj):

@@ -97,7 +97,8 @@ def init_ray(address: str | None, num_cpus: int | None = None,
 
 
 class RaySampler:
-    """K rollout workers of envs_per_worker envs each, gathered synchronously."""
+    """K rollout workers of envs_per_worker envs each, gathered synchronously, or
+    asynchronously where the algorithm's config has a max_policy_lag (off-policy)."""
 
     def __init__(self, make_env: Callable, num_workers: int, algo_cfg, steps: int,
                  seed: int, sample_timeout_s: float = 120.0, cpus_per_worker: float = 1.0,
@@ -137,6 +138,7 @@ class RaySampler:
         self.workers: list = []
         self._inflight: dict = {}   # async: ObjectRef -> (worker, deadline [monotonic s])
         self._calls: dict[int, int] = {}   # async: calls issued to each worker
+        self._restarts: dict[int, int] = {}   # async: restarts since a worker's last chunk
 
     def start(self, iteration: int = 0) -> None:
         """Start the workers, once, for a run at `iteration` (a resumed run draws new env
@@ -230,9 +232,9 @@ class RaySampler:
                 self._inflight[self._call(k, weights)] = (k, time.monotonic()
                                                           + self.sample_timeout_s)
         accepted: list[dict] = []
-        restarts: dict[int, int] = {}
-        while len(accepted) < self.num_workers:
-            k, result = self._next_ready(self._inflight, restarts)
+        while len(accepted) < self.num_workers:   # restarts count across iterations
+            k, result = self._next_ready(self._inflight, self._restarts)
+            self._restarts.pop(k, None)
             self._inflight[self._call(k, weights)] = (k, time.monotonic()
                                                       + self.sample_timeout_s)
             lag = self.version - result['version']
@@ -257,4 +259,4 @@ class RaySampler:
         for worker in self.workers:
             ray.kill(worker, no_restart=True)
         self.workers = []
-        self._inflight = {}
+        self._inflight, self._restarts = {}, {}

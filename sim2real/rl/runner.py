@@ -14,7 +14,7 @@ import torch
 from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
-from sim2real.device import generator, get_rng_state, set_rng_state
+from sim2real.device import generator, get_rng_state, set_rng_state, tree_to
 from sim2real.rl.checkpoint import (
     CheckpointError, checkpoint_path, latest_checkpoint, load_checkpoint, plain_config,
     prune_checkpoints, save_checkpoint,
@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 CHECKPOINT_FORMAT = 'sim2real.rl.checkpoint/2'
-"""/2 adds env_state (absent where the env has no state protocol) and segments."""
+"""/2 adds env_state (absent where the env has no state protocol) and segments; a torchrun
+job's checkpoints add 'ranks', each rank's RNG and env states (rank 0's also at the top)."""
 _REQUIRED_KEYS = ('iteration', 'env_steps', 'torch_rng_state', 'generator_state', 'history')
 _OWN_KEYS = ('iteration', 'env_steps')
 
@@ -129,7 +130,7 @@ class Runner:
         self.rng_state = get_rng_state(self.device)
         self._learning = False
 
-    def state_dict(self) -> dict:
+    def state_dict(self) -> dict | None:
         """Return the full training state, loadable with weights_only=True.
 
         Under torchrun every rank must call it: 'ranks' then holds each rank's own part
@@ -137,7 +138,7 @@ class Runner:
         rank 0, whose part is also at the top level. The other ranks get None.
         """
         own = self.rank_state()
-        parts = distributed.gather_to_main(own)
+        parts = distributed.gather_to_main(tree_to(own, 'cpu') if self.ranks > 1 else own)
         if not self.is_main:
             return None
         state = {
@@ -337,6 +338,7 @@ class Runner:
                 self.collector.act_threads = self.cfg.act_threads
                 obs, episode_stats = self.collector.collect(self.algo, obs)
                 self._obs = obs
+            episode_stats = distributed.pooled_stats(episode_stats)   # every rank's episodes
             collect_s = time.monotonic() - tic
             metrics = self._update()
             learn_s = time.monotonic() - tic - collect_s

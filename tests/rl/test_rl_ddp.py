@@ -20,7 +20,7 @@ pytestmark = pytest.mark.slow
 
 PROBE = Path(__file__).with_name('ddp_probe.py')
 TIMEOUT_S = 240   # hard bound of every torchrun job (a hung collective must not hang CI)
-ITERATIONS, ENVS_PER_RANK, STEPS_PER_ENV = 10, 128, 24
+ITERATIONS, ENVS_PER_RANK, STEPS_PER_ENV = 24, 128, 24   # rank 1 dies at 4 of them
 
 
 def torchrun_env() -> dict:
@@ -45,11 +45,27 @@ def train_cmd(run_dir: Path, *extra: str) -> list[str]:
             str(ITERATIONS), '--save-interval', '2', '--no-progress', '--threads', '1', *extra]
 
 
+def start_job(cmd: list[str], out) -> subprocess.Popen:
+    """Start a torchrun job in a process group of its own (so that it can be ended whole)."""
+    return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=torchrun_env(),
+                            start_new_session=True)
+
+
+def end_job(job: subprocess.Popen) -> None:
+    """SIGKILL whatever is left of a job: torchrun and its ranks."""
+    if job.poll() is None:
+        os.killpg(job.pid, signal.SIGKILL)
+        job.wait()
+
+
 def run_job(cmd: list[str], log: Path) -> int:
     """Run a torchrun job to its end within TIMEOUT_S; its exit status."""
     with open(log, 'w') as out:
-        return subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, env=torchrun_env(),
-                              timeout=TIMEOUT_S).returncode
+        job = start_job(cmd, out)
+        try:
+            return job.wait(timeout=TIMEOUT_S)
+        finally:
+            end_job(job)
 
 
 def rank_pid(parent: int, rank: int) -> int | None:
@@ -73,7 +89,7 @@ def kill_rank_after(cmd: list[str], run_dir: Path, log: Path, iteration: int) ->
     the job's exit status."""
     checkpoint = run_dir / 'checkpoints' / f'model_{iteration:06d}.pt'
     with open(log, 'w') as out:
-        job = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=torchrun_env())
+        job = start_job(cmd, out)
         try:
             deadline = time.monotonic() + TIMEOUT_S
             while not checkpoint.exists():
@@ -85,8 +101,7 @@ def kill_rank_after(cmd: list[str], run_dir: Path, log: Path, iteration: int) ->
             os.kill(victim, signal.SIGKILL)
             return job.wait(timeout=TIMEOUT_S)
         finally:
-            if job.poll() is None:
-                job.kill()
+            end_job(job)
 
 
 def assert_same_state(a, b, where: str = 'checkpoint') -> None:

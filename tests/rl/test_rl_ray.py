@@ -107,21 +107,20 @@ def test_sac_gathers_asynchronously_within_the_policy_lag_bound(local_ray):
         victim = sampler.worker_pids()[1]
         os.kill(victim, signal.SIGSTOP)
         start = time.monotonic()
-        for _ in range(6):
+        for _ in range(6):   # worker 1's call in flight now lags more with each iteration
             steps, _ = sampler.collect(sac)
             sac.update()
             assert steps == 2 * chunk
             total += steps
         assert time.monotonic() - start < 60.0, 'the learner waited for the stopped worker'
-        assert sampler.stale == 0
+        stale = sampler.stale   # (a loaded machine may have let a chunk lag 2 before)
         os.kill(victim, signal.SIGCONT)
-        for _ in range(200):
+        deadline = time.monotonic() + 60.0
+        while sampler.stale == stale and time.monotonic() < deadline:
             steps, _ = sampler.collect(sac)
             sac.update()
             total += steps
-            if sampler.stale:
-                break
-        assert sampler.stale == 1, 'the old chunk of the stopped worker was not dropped'
+        assert sampler.stale > stale, 'the old chunk of the stopped worker was not dropped'
         assert max(sampler.lags) <= 1
         accepted = sum(sampler.lags.values())
         assert total == accepted * chunk == sac.buffer.added
