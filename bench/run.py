@@ -53,7 +53,7 @@ def main() -> None:
                         'also runs only when --train-tasks has quadrotor-hover)')
     parser.add_argument('--skip-ray', action='store_true',
                         help='leave out Ray rollout workers against in-process collection')
-    parser.add_argument('--quadruped-algos-s', type=float, default=0.0,
+    parser.add_argument('--quadruped-algos-s', type=float, default=300.0,
                         help='train quadruped-flat with PPO and with SAC for this many '
                         'seconds each and evaluate both (0: skip; not with --quick)')
     parser.add_argument('--quadruped-run', default=None,

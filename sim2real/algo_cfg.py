@@ -144,6 +144,15 @@ class SACCfg:
     """Global gradient-norm clip of each network."""
     critic_layer_norm: bool = True
     """LayerNorm after each hidden layer of the critics."""
+    critic_atoms: int = 0
+    """0: scalar critics; K > 1: distributional critics, a categorical distribution over K
+    atoms evenly spaced on [q_min, q_max] trained with the projected cross-entropy of C51
+    (Bellemare et al. 2017, arXiv:1707.06887), as FastTD3 does; the clipped double-Q
+    target takes the distribution of the critic whose mean is lower."""
+    q_min: float = -10.0
+    """Lowest atom of the distributional critics [return units]."""
+    q_max: float = 10.0
+    """Highest atom of the distributional critics [return units]."""
     action_bound: float = 1.0
     """Actions are action_bound * tanh(u), u the Gaussian sample (in action units)."""
     log_std_range: tuple[float, float] = (-5.0, 2.0)
@@ -179,6 +188,9 @@ class SACCfg:
         _unit(self, 'gamma', 'tau')
         if self.max_policy_lag < 0:
             raise ValueError(f'max_policy_lag must be >= 0, got {self.max_policy_lag}')
+        if self.critic_atoms == 1 or self.critic_atoms < 0 or not self.q_min < self.q_max:
+            raise ValueError(f'critic_atoms must be 0 or > 1 and q_min < q_max, got '
+                             f'{self.critic_atoms} atoms on [{self.q_min}, {self.q_max}]')
         low, high = self.log_std_range
         if not low < high:
             raise ValueError(f'log_std_range must be (low, high) with low < high, got '

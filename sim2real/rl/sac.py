@@ -42,9 +42,14 @@ class SACModel(nn.Module):
                                pcfg.activation, pcfg.actor_output_gain)
         with torch.no_grad():
             self.actor[-1].bias[num_actions:] = math.log(pcfg.init_noise_std)
+        outputs = max(cfg.critic_atoms, 1)   # atoms' logits, or the scalar Q
         self.critics = nn.ModuleList(
-            build_mlp(critic_dim + num_actions, pcfg.critic_hidden_dims, 1, pcfg.activation,
-                      1.0, layer_norm=cfg.critic_layer_norm) for _ in range(2))
+            build_mlp(critic_dim + num_actions, pcfg.critic_hidden_dims, outputs,
+                      pcfg.activation, 1.0, layer_norm=cfg.critic_layer_norm)
+            for _ in range(2))
+        self.distributional = cfg.critic_atoms > 1
+        self.register_buffer('support', torch.linspace(cfg.q_min, cfg.q_max, outputs),
+                             persistent=False)   # from the config, not the checkpoint
         self.targets = copy.deepcopy(self.critics).requires_grad_(False)
         self.log_alpha = nn.Parameter(torch.tensor(math.log(cfg.init_alpha)))
         self.policy_normalizer = EmpiricalNormalizer(policy_dim, pcfg.normalizer_eps,
@@ -75,11 +80,23 @@ class SACModel(nn.Module):
         log_prob = log_n - log_jac - self.num_actions * math.log(self.action_bound)
         return self.action_bound * torch.tanh(u), log_prob
 
+    def critic_outputs(self, critics: nn.ModuleList, obs_critic: torch.Tensor,
+                       actions: torch.Tensor) -> torch.Tensor:
+        """Each critic's output (2, N, K) for raw critic obs and actions: the atoms' logits
+        of a distributional critic, Q itself (K = 1) of a scalar one."""
+        x = torch.cat([self.norm_critic(obs_critic), actions / self.action_bound], dim=-1)
+        return torch.stack([q(x) for q in critics])
+
+    def expected(self, outputs: torch.Tensor) -> torch.Tensor:
+        """Q (2, N) of critic outputs: the mean of the atoms' distribution, or Q itself."""
+        if not self.distributional:
+            return outputs.squeeze(-1)
+        return (outputs.softmax(-1) * self.support).sum(-1)
+
     def q_values(self, critics: nn.ModuleList, obs_critic: torch.Tensor,
                  actions: torch.Tensor) -> torch.Tensor:
-        """Q of each critic (2, N) for normalized-by-us critic obs and actions."""
-        x = torch.cat([self.norm_critic(obs_critic), actions / self.action_bound], dim=-1)
-        return torch.stack([q(x).squeeze(-1) for q in critics])
+        """Q of each critic (2, N) for raw critic obs and actions."""
+        return self.expected(self.critic_outputs(critics, obs_critic, actions))
 
 
 class SquashedPolicy(nn.Module):
@@ -263,13 +280,17 @@ class SAC:
         """One critic step, and every actor_update_interval an actor and temperature step."""
         cfg, model = self.cfg, self.model
         alpha = model.log_alpha.exp().detach()
-        with torch.no_grad():
-            # y = R + gamma^n (1 - d) (min_i Q'_i(s', a') - alpha log pi(a'|s')), a' ~ pi(s')
-            next_actions, next_log_prob = model.sample(batch.next_policy, self.generator)
-            target_q = model.q_values(model.targets, batch.next_critic, next_actions).min(0)[0]
-            target = batch.returns + batch.discounts * (target_q - alpha * next_log_prob)
-        q = model.q_values(model.critics, batch.obs_critic, batch.actions)
-        critic_loss = 0.5 * (q - target).pow(2).mean(1).sum()
+        if model.distributional:
+            critic_loss, q = self._distributional_loss(batch, alpha)
+        else:
+            with torch.no_grad():
+                # y = R + gamma^n (1 - d) (min_i Q'_i(s', a') - alpha log pi(a'|s'))
+                next_actions, next_log_prob = model.sample(batch.next_policy, self.generator)
+                target_q = model.q_values(model.targets, batch.next_critic,
+                                          next_actions).min(0)[0]
+                target = batch.returns + batch.discounts * (target_q - alpha * next_log_prob)
+            q = model.q_values(model.critics, batch.obs_critic, batch.actions)
+            critic_loss = 0.5 * (q - target).pow(2).mean(1).sum()
         self.critic_optimizer.zero_grad()
         critic_loss.backward()
         all_reduce_gradients(model.critics.parameters())   # under torchrun: the ranks' mean
@@ -281,6 +302,25 @@ class SAC:
             out.update(self._actor_step(batch, alpha))
         self._polyak()
         return out
+
+    def _distributional_loss(self, batch: Transitions, alpha: torch.Tensor,
+                             ) -> tuple[torch.Tensor, torch.Tensor]:
+        """C51's cross-entropy of both critics against the projected soft target
+        distribution, and the critics' Q (2, B)."""
+        model = self.model
+        with torch.no_grad():
+            next_actions, next_log_prob = model.sample(batch.next_policy, self.generator)
+            logits = model.critic_outputs(model.targets, batch.next_critic, next_actions)
+            probs = logits.softmax(-1)   # (2, B, K)
+            lower = (probs * model.support).sum(-1).argmin(0)   # clipped double-Q
+            chosen = probs[lower, torch.arange(probs.shape[1], device=probs.device)]
+            # atoms z_j move to R + gamma^n (1 - d) (z_j - alpha log pi(a'|s'))
+            moved = batch.returns[:, None] + batch.discounts[:, None] * (
+                model.support[None, :] - alpha * next_log_prob[:, None])
+            target = project_onto_support(moved, chosen, model.support)
+        outputs = model.critic_outputs(model.critics, batch.obs_critic, batch.actions)
+        loss = -(target * outputs.log_softmax(-1)).sum(-1).mean(1).sum()
+        return loss, model.expected(outputs.detach())
 
     def _actor_step(self, batch: Transitions, alpha: torch.Tensor) -> dict[str, float]:
         """Minimize E[alpha log pi(a|s) - min_i Q_i(s, a)], then fit the temperature."""
@@ -338,3 +378,19 @@ class SAC:
     def inference_policy(self) -> SquashedPolicy:
         """The deterministic squashed policy with its normalizer, eval mode."""
         return SquashedPolicy(self.model)
+
+
+def project_onto_support(atoms: torch.Tensor, probs: torch.Tensor,
+                         support: torch.Tensor) -> torch.Tensor:
+    """The categorical distribution on support (K,) nearest to probs (B, K) placed at atoms
+    (B, K): each mass split between the two neighbouring support points in proportion to
+    its distance, clamped to the support's ends (C51's projection)."""
+    k = support.shape[0]
+    delta = (support[-1] - support[0]) / (k - 1)
+    b = ((atoms.clamp(support[0], support[-1]) - support[0]) / delta).clamp(0, k - 1)
+    low, high = b.floor().long(), b.ceil().long()
+    to_high = b - low.to(b.dtype)   # 0 where b is on a support point: all mass to low
+    out = torch.zeros_like(probs)
+    out.scatter_add_(1, low, probs * (1.0 - to_high))
+    out.scatter_add_(1, high, probs * to_high)
+    return out
