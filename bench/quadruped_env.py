@@ -24,6 +24,7 @@ writes bench/out/quadruped_env.json. Run: `.venv/bin/python -m bench.quadruped_e
 from __future__ import annotations
 
 import argparse
+import functools
 import time
 from pathlib import Path
 
@@ -36,6 +37,7 @@ from bench.common import OUT_DIR, report, timed, write_results
 from bench.raw_quadruped import KD as KD_NM_S_PER_RAD, KP as KP_NM_PER_RAD
 from sim2real.evaluate import onnx_policy
 from sim2real.sim.legged import legged_model
+from sim2real.tasks import make_env_cfg
 from sim2real.training import build_env
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,6 +45,8 @@ URDF = ROOT / 'urdf' / 'quadruped.urdf'
 POLICY = ROOT / 'policies' / 'quadruped_flat.onnx'
 TASK = 'quadruped-flat'
 ACTION_SCALE_RAD = 0.25
+ACTION_CLIP = 4.0
+"""Actions are clipped to +-this before scaling, as the task does (its contract's clip)."""
 PHYSICS_DT_S, DECIMATION = 0.005, 4
 
 
@@ -114,12 +118,16 @@ def env_with_policy(policy, num_envs: int = 4096, steps: int = 25, warmup: int =
 class PlainQuadrupedEnv(gym.Env):
     """One robot on one MjData: what a Gymnasium user writes for the same task."""
 
-    def __init__(self, urdf: str = str(URDF)):
-        """Compile the same model as the batched env."""
+    def __init__(self, urdf: str = str(URDF), history: int = 1):
+        """Compile the same model as the batched env; history: ticks of proprioception in
+        the observation, newest first (the task's policy observes 3)."""
         self.model, self.info = legged_model(urdf, PHYSICS_DT_S)
         self.data = mujoco.MjData(self.model)
-        self.observation_space = gym.spaces.Box(-np.inf, np.inf, (45,), np.float32)
-        self.action_space = gym.spaces.Box(-1.0, 1.0, (12,), np.float32)
+        self.history = history
+        self._ticks: list[list[np.ndarray]] = []   # newest first
+        self.observation_space = gym.spaces.Box(-np.inf, np.inf, (15 + 30 * history,),
+                                                np.float32)
+        self.action_space = gym.spaces.Box(-ACTION_CLIP, ACTION_CLIP, (12,), np.float32)
         self.command = np.array([0.5, 0.0, 0.0])
         self.last_action = np.zeros(12)
 
@@ -131,12 +139,15 @@ class PlainQuadrupedEnv(gym.Env):
         self.data.qpos[self.info.qpos_adr] = self.info.default_joint_pos_rad
         self.last_action[:] = 0.0
         mujoco.mj_forward(self.model, self.data)
+        self._ticks = []
         return self._obs(), {}
 
     def step(self, action):
-        """PD to q0 + 0.25 a at physics rate for DECIMATION steps; reward, termination."""
+        """PD to q0 + 0.25 clip(a, -4, 4) at physics rate for DECIMATION steps; reward,
+        termination."""
         info, data = self.info, self.data
-        target = info.default_joint_pos_rad + ACTION_SCALE_RAD * np.clip(action, -1.0, 1.0)
+        action = np.clip(action, -ACTION_CLIP, ACTION_CLIP)
+        target = info.default_joint_pos_rad + ACTION_SCALE_RAD * action
         for _ in range(DECIMATION):
             tau = (KP_NM_PER_RAD * (target - data.qpos[info.qpos_adr])
                    - KD_NM_S_PER_RAD * data.qvel[info.qvel_adr])
@@ -147,29 +158,38 @@ class PlainQuadrupedEnv(gym.Env):
         obs = self._obs()
         error = self.command[:2] - data.qvel[:2]
         reward = float(np.exp(-error @ error / 0.25))
-        terminated = bool(obs[5] > -np.cos(1.0) or data.qpos[2] < 0.15)
+        gravity_b = self._ticks[0][1]
+        terminated = bool(gravity_b[2] > -np.cos(1.0) or data.qpos[2] < 0.15)
         return obs, reward, terminated, False, {}
 
     def _obs(self) -> np.ndarray:
-        """Body rates, projected gravity, command, joint positions and velocities, action."""
+        """Body rates, projected gravity, command, joint positions and velocities (each of
+        the last `history` ticks, newest first; the first tick repeated after a reset),
+        action: the task's policy layout."""
         data = self.data
         rot = np.empty(9)
         mujoco.mju_quat2Mat(rot, data.qpos[3:7])
-        gravity_b = -rot.reshape(3, 3)[2]
-        return np.concatenate([data.qvel[3:6] * 0.25, gravity_b, self.command,
-                               data.qpos[self.info.qpos_adr] - self.info.default_joint_pos_rad,
-                               data.qvel[self.info.qvel_adr] * 0.05,
+        tick = [data.qvel[3:6] * 0.25, -rot.reshape(3, 3)[2],
+                data.qpos[self.info.qpos_adr] - self.info.default_joint_pos_rad,
+                data.qvel[self.info.qvel_adr] * 0.05]
+        self._ticks = ([tick] + self._ticks)[:self.history] if self._ticks \
+            else [tick] * self.history
+        ang_vel, gravity, joint_pos, joint_vel = (
+            np.concatenate([t[i] for t in self._ticks]) for i in range(4))
+        return np.concatenate([ang_vel, gravity, self.command, joint_pos, joint_vel,
                                self.last_action]).astype(np.float32)
 
 
 def gymnasium_async(num_envs: int, steps: int, seed: int = 0, policy=None,
-                    warmup: int = 50) -> float:
+                    warmup: int = 50, history: int = 1) -> float:
     """Policy steps/s of AsyncVectorEnv(num_envs x PlainQuadrupedEnv) (its step only).
 
-    Random actions, or policy's actions on the envs' observations after warmup steps.
+    Random actions, or policy's actions on the envs' observations (of `history` ticks)
+    after warmup steps.
     """
     # spawned workers: forking after MuJoCo's and onnxruntime's thread pools exist deadlocks
-    envs = gym.vector.AsyncVectorEnv([PlainQuadrupedEnv] * num_envs, context='spawn')
+    envs = gym.vector.AsyncVectorEnv([functools.partial(PlainQuadrupedEnv, history=history)]
+                                     * num_envs, context='spawn')
     try:
         obs, _ = envs.reset(seed=seed)
         rng = np.random.default_rng(seed)
@@ -212,7 +232,9 @@ def quadruped_env(num_envs: int = 4096, gym_envs: tuple[int, ...] = (2, 8, 32),
     if policy_path is not None and Path(policy_path).is_file():
         policy, _ = onnx_policy(policy_path)
         env_rate = env_with_policy(policy, num_envs)
-        walk_rates = {n: gymnasium_async(n, gym_steps, policy=policy) for n in gym_envs}
+        history = make_env_cfg(TASK).observations['policy'].terms['ang_vel_b'].history_length
+        walk_rates = {n: gymnasium_async(n, gym_steps, policy=policy, history=history)
+                      for n in gym_envs}
         walk_n = max(walk_rates, key=walk_rates.get)
         out['walking'] = {'policy': str(policy_path), 'env_steps_per_s': env_rate,
                           'gymnasium_steps_per_s_by_num_envs': walk_rates,
