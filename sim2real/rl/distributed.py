@@ -183,13 +183,10 @@ def pooled_stats(stats: dict[str, float]) -> dict[str, float]:
     rank where no episode ended has fewer keys)."""
     if not active():
         return stats
+    from sim2real.rl.collector import mean_by_key   # the collector imports the normalizer
     every: list = [None] * dist.get_world_size()
     dist.all_gather_object(every, stats)
-    values: dict[str, list[float]] = {}
-    for entry in every:
-        for key, value in entry.items():
-            values.setdefault(key, []).append(float(value))
-    return {key: sum(v) / len(v) for key, v in values.items()}
+    return mean_by_key(every)
 
 
 def gather_to_main(obj):

@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from sim2real.rl.normalizer import EmpiricalNormalizer
+from tests.mdp.test_mdp_env_state import assert_same_state
 
 pytestmark = pytest.mark.slow
 
@@ -102,24 +103,6 @@ def kill_rank_after(cmd: list[str], run_dir: Path, log: Path, iteration: int) ->
             return job.wait(timeout=TIMEOUT_S)
         finally:
             end_job(job)
-
-
-def assert_same_state(a, b, where: str = 'checkpoint') -> None:
-    """Equal nested checkpoint contents, tensor by tensor (NaN markers equal)."""
-    if isinstance(a, torch.Tensor):
-        assert isinstance(b, torch.Tensor) and a.dtype == b.dtype, where
-        assert torch.equal(a, b) or (a.is_floating_point() and a.shape == b.shape and bool(
-            torch.all((a == b) | (torch.isnan(a) & torch.isnan(b))))), where
-    elif isinstance(a, dict):
-        assert set(a) == set(b), f'{where}: keys {set(a) ^ set(b)}'
-        for key in a:
-            assert_same_state(a[key], b[key], f'{where}.{key}')
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), where
-        for i, (x, y) in enumerate(zip(a, b)):
-            assert_same_state(x, y, f'{where}[{i}]')
-    else:
-        assert a == b, f'{where}: {a} != {b}'
 
 
 def final_checkpoint(run_dir: Path) -> dict:
