@@ -274,8 +274,12 @@ def train(args: TrainArgs, run_dir: str | os.PathLike, resume: bool = False,
         resume = True
     created = distributed.init_process_group(info, args.device)
     try:
-        return _train(args, Path(run_dir), resume, progress_bar and info.is_main, stop_when,
-                      info)
+        summary = _train(args, Path(run_dir), resume, progress_bar and info.is_main,
+                         stop_when, info)
+        # every rank done before any tears the group down: a rank that destroyed it while
+        # another was still in its last collective aborted that one (std::terminate)
+        distributed.barrier()
+        return summary
     finally:
         if created:
             distributed.destroy()
