@@ -19,6 +19,7 @@ import yaml
 
 from sim2real.algo_cfg import ALGORITHMS, TrainCfg
 from sim2real.device import device_scope
+from sim2real.mdp.contract import contract_from_env
 from sim2real.mdp.env import RLEnv
 from sim2real.mdp.ranges import bias_edges
 from sim2real.mdp.serialize import to_plain
@@ -342,7 +343,8 @@ def _train(args: TrainArgs, run_dir: Path, resume: bool, progress_bar: bool,
         warm = bool(args.init_from) and not (resume and latest_checkpoint(run_dir))
         if distributed.broadcast_from_main(warm):
             if info.is_main:
-                warm_start(runner.algo.network, args.init_from, runner.config)
+                warm_start(runner.algo.network, args.init_from, runner.config,
+                           contract_from_env(env))
             distributed.broadcast_module(runner.algo.network)
         if info.is_main:
             (run_dir / 'config.yaml').write_text(yaml.safe_dump(config, sort_keys=False))

@@ -167,10 +167,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--save-interval', type=_positive_int, default=None,
                    help='checkpoint every N iterations (task default: 25)')
     p.add_argument('--resume', action='store_true', help='continue from the last checkpoint')
-    p.add_argument('--init-from', default=None, metavar='RUN_DIR_OR_CHECKPOINT',
+    p.add_argument('--init-from', default=None, metavar='RUN_DIR_CHECKPOINT_OR_ONNX',
                    help='start the policy (actor, action std, observation normalizer) from '
-                        'that of another run, e.g. a rough-terrain task from a flat-ground run; '
-                        'the critic starts fresh')
+                        'that of another run, e.g. a rough-terrain task from a flat-ground run, '
+                        'or from an exported policy.onnx (PPO; the action std then starts at '
+                        'init_noise_std); the critic starts fresh')
     p.add_argument('--action', default=None,
                    help='action interface (default: the first of the task; `sim2real tasks` '
                         'lists them)')

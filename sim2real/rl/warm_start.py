@@ -90,13 +90,23 @@ def interface_mismatches(source: dict, target: dict) -> list[str]:
     return lines
 
 
-def warm_start(network: nn.Module, source: str | os.PathLike, config: dict) -> Path:
+def warm_start(network: nn.Module, source: str | os.PathLike, config: dict,
+               env_contract=None) -> Path:
     """Load actor, log-std and policy normalizer from source into an algorithm's network
     (PPO's actor-critic, SAC's model; the same algorithm as the source's).
 
     config is the target run's stored config (training.train writes it); raises ValueError
     naming every field in which the two policies' interfaces differ. Returns the checkpoint.
+    A policy file (.onnx) starts a PPO run from its actor and normalizer; env_contract, the
+    run's own contract, is what its contract is checked against (rl/warm_start_onnx.py).
     """
+    if str(source).endswith('.onnx'):
+        from sim2real.onnx_io import read_contract
+        from sim2real.rl.warm_start_onnx import warm_start_from_onnx
+        if env_contract is None:
+            raise ValueError(f'{source}: a policy file needs the contract of the run to check')
+        warm_start_from_onnx(network, source, read_contract(source), env_contract)
+        return Path(source)
     path = source_checkpoint(source)
     config = plain_config(config)
     state = load_checkpoint(path)

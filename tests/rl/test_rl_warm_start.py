@@ -134,3 +134,84 @@ def test_a_refused_start_writes_no_run_files(flat_run, tmp_path):
     with pytest.raises(ValueError, match='its interface differs'):
         train(args, tmp_path / 'hover', progress_bar=False)
     assert list((tmp_path / 'hover').iterdir()) == []
+
+
+def _target_and_contract(task='quadruped-flat'):
+    """A fresh learner for task, its run config and its env's contract."""
+    from sim2real.mdp.contract import contract_from_env
+    env = build_env(task, seed=1, num_envs=ENVS, num_threads=1)
+    train_cfg = copy.deepcopy(get_task(task).train)
+    ppo = PPO(env.obs_dims['policy'], env.obs_dims['critic'], env.num_actions, ENVS,
+              train_cfg.ppo)
+    config = run_config(TrainArgs(task), env, train_cfg, RunnerCfg())
+    return ppo.actor_critic, config, contract_from_env(env)
+
+
+@pytest.fixture(scope='module')
+def flat_onnx(flat_run, tmp_path_factory):
+    """The flat run exported to a policy file."""
+    from sim2real.policy_io import export_run
+    return export_run(flat_run, tmp_path_factory.mktemp('onnx') / 'policy.onnx')[0]
+
+
+def test_a_policy_file_starts_the_actor_and_normalizer(flat_run, flat_onnx):
+    """From policy.onnx: actor weights equal the run's bit for bit, the normalizer's mean too
+    and its variance to float32 rounding (the file folds sqrt(var + eps)); the action std is
+    the new run's init_noise_std (1.0; the file has none), the critic stays fresh."""
+    source = load_checkpoint(latest_checkpoint(flat_run))['model']
+    actor_critic, config, contract = _target_and_contract()
+    fresh = {k: v.clone() for k, v in actor_critic.state_dict().items()
+             if k.startswith(('critic', 'log_std'))}
+    warm_start(actor_critic, flat_onnx, config, contract)
+    state = actor_critic.state_dict()
+    actor_keys = [k for k in source if k.startswith('actor.')]
+    assert len(actor_keys) == 6
+    for key in actor_keys:
+        torch.testing.assert_close(state[key], source[key], rtol=0, atol=0)
+    torch.testing.assert_close(state['policy_normalizer.mean'], source['policy_normalizer.mean'],
+                               rtol=0, atol=0)
+    torch.testing.assert_close(state['policy_normalizer.var'], source['policy_normalizer.var'],
+                               rtol=1e-5, atol=1e-6)
+    assert not torch.equal(state['policy_normalizer.var'], torch.ones_like(
+        state['policy_normalizer.var']))   # trained statistics, not the fresh ones
+    assert int(state['policy_normalizer.count']) == 10 ** 8
+    for key, value in fresh.items():
+        torch.testing.assert_close(state[key], value, rtol=0, atol=0)
+
+
+def test_a_policy_file_of_another_robot_is_refused_and_nothing_loaded(flat_onnx):
+    """A quadrotor run cannot start from the quadruped file: the differing contract fields
+    are named and the run's weights stay as they were."""
+    actor_critic, config, contract = _target_and_contract('quadrotor-hover')
+    before = copy.deepcopy(actor_critic.state_dict())
+    with pytest.raises(ValueError, match='its interface differs') as info:
+        warm_start(actor_critic, flat_onnx, config, contract)
+    for field in ('robot', 'joint_names', 'observations[0].name', 'action.kind'):
+        assert f'\n  {field}' in str(info.value), str(info.value)
+    for key, value in before.items():
+        torch.testing.assert_close(actor_critic.state_dict()[key], value, rtol=0, atol=0)
+
+
+def test_a_policy_file_with_another_actor_layout_is_refused(flat_onnx):
+    """A run with wider hidden layers names both layouts and keeps its weights."""
+    from sim2real.mdp.contract import contract_from_env
+    env = build_env('quadruped-flat', seed=1, num_envs=ENVS, num_threads=1)
+    cfg = copy.deepcopy(get_task('quadruped-flat').train.ppo)
+    cfg.policy.actor_hidden_dims = (64, 64)
+    ppo = PPO(env.obs_dims['policy'], env.obs_dims['critic'], env.num_actions, ENVS, cfg)
+    before = copy.deepcopy(ppo.actor_critic.state_dict())
+    with pytest.raises(Exception, match='do not fit this run'):
+        warm_start(ppo.actor_critic, flat_onnx, {}, contract_from_env(env))
+    for key, value in before.items():
+        torch.testing.assert_close(ppo.actor_critic.state_dict()[key], value, rtol=0, atol=0)
+
+
+def test_train_with_a_policy_file_warns_of_changed_gains(flat_onnx, tmp_path, caplog):
+    """`train quadruped-flat --init-from policy.onnx --set env...kp=...`: trains, records the
+    source, and the log names the gains that differ from the file's."""
+    args = TrainArgs('quadruped-flat', num_envs=ENVS, max_iterations=1, num_threads=1,
+                     init_from=str(flat_onnx), sets=['env.scene.params.kp_nm_per_rad=30.0'])
+    with caplog.at_level('WARNING', logger='sim2real.rl.warm_start_onnx'):
+        summary = train(args, tmp_path / 'tuned', progress_bar=False)
+    assert summary['iterations'] == 1
+    assert 'action.params.kp_nm_per_rad[0]' in caplog.text
