@@ -12,6 +12,7 @@ within ``MATCH_TOL``, or nothing of the run is kept.
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
 import numpy as np
@@ -127,8 +128,9 @@ def warm_start_from_onnx(actor_critic, path: str | Path, stored: Contract,
         raise CheckpointError(f'{path}: loaded into the actor of this run, its outputs differ '
                               f'from the file by {deviation:.2g} (> {MATCH_TOL:g}): another '
                               'activation or normalizer')
-    if differing:
+    if differing:   # one name per field, not per element: 'action.params.kp_nm_per_rad'
+        fields = sorted({re.sub(r'\[\d+\]', '', p) for p in differing})
         log.warning('starting from %s, trained where these contract fields differ: %s',
-                    path, ', '.join(differing))
+                    path, ', '.join(fields))
     log.info('policy (actor, observation normalizer) from %s; matches the file within %.1e; '
              'action std from init_noise_std, critic and optimizer fresh', path, deviation)
