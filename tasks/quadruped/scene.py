@@ -67,7 +67,7 @@ class QuadrupedScene(Stateful):
                  'joint_pos_limits_rad', 'foot_contact', 'body_contact')
 
     def __init__(self, env, urdf: str = 'quadruped', terrain: TerrainCfg | None = None,
-                 max_init_level: int = 5, kp_nm_per_rad: float = 20.0,
+                 max_init_level: int = 5, kp_nm_per_rad: float = 25.0,
                  kd_nm_s_per_rad: float = 0.5, max_strength: float = 1.1):
         """Model from urdf/<urdf>.urdf on terrain (None: flat floor); nominal PD gains; the
         highest motor-strength scale the events may draw (MuJoCo's limits are raised to it)."""

@@ -14,7 +14,7 @@ DEFAULTS = {
     'command_topic': 'joint_group_position_controller/commands',
     'kp_command_topic': '',
     'kd_command_topic': '',
-    'kp': [20.0] * 12,
+    'kp': [25.0] * 12,
     'kd': [0.5] * 12,
     'damping_kd': 1.0,
 }

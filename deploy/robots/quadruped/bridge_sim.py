@@ -50,7 +50,7 @@ class QuadrupedSim:
     """MuJoCo quadruped with the training actuator, a standing start and a command watchdog."""
 
     def __init__(self, urdf_path: str | Path, physics_rate_hz: float = 500.0,
-                 kp_nm_per_rad=20.0, kd_nm_s_per_rad=0.5, damping_kd: float = 1.0,
+                 kp_nm_per_rad=25.0, kd_nm_s_per_rad=0.5, damping_kd: float = 1.0,
                  command_timeout_s: float = 0.1, imu_gyro_noise_std_rad_s: float = 0.0,
                  seed: int = 0):
         """Build the model at physics_rate_hz with the driver's gains (JOINT_ORDER)."""
