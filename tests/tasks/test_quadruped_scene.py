@@ -132,7 +132,7 @@ def test_contract_of_a_quadruped_env(make_env):
     assert (action.kind, action.size, action.clip) == ('joint_position_offset', 12, 4.0)
     assert action.params['scale'] == 0.25
     assert action.params['default_joint_pos_rad'] == contract.default_joint_pos_rad
-    assert action.params['kp_nm_per_rad'] == [20.0] * 12
+    assert action.params['kp_nm_per_rad'] == [25.0] * 12
     assert action.params['kd_nm_s_per_rad'] == [0.5] * 12
     assert action.params['effort_limit_nm'] == [23.7, 23.7, 45.43] * 4
     assert action.params['delay_ticks_trained'] == [0, 1]
