@@ -1,7 +1,7 @@
 """Quadruped env throughput: against raw mujoco.batch stepping and Gymnasium's AsyncVectorEnv.
 
 Three ways to produce policy steps of `quadruped-flat` (urdf/quadruped.urdf, physics 0.005 s,
-decimation 4, PD kp 20 / kd 0.5 at physics rate):
+decimation 4, PD kp 25 / kd 0.5 at physics rate):
 
 - the env (`sim2real.training.build_env`): observations, rewards, terminations, resets,
   randomization, metrics, all of it;

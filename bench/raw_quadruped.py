@@ -2,8 +2,9 @@
 
 4096 simulations of urdf/quadruped.urdf at a 0.005 s physics step hold the standing pose with a
 physics-rate PD in numpy on the batch views, tau = kp (q0 - q) - kd qd clipped to the effort
-limits (kp 20, kd 0.5), for 2 s of simulated time, on 1 and on 2 threads. Prints one line and
-writes bench/out/raw_quadruped.json. Run: `.venv/bin/python -m bench.raw_quadruped`.
+limits (the task's kp, 25, and kd 0.5), for 2 s of simulated time, on 1 and on 2 threads.
+Prints one line and writes bench/out/raw_quadruped.json.
+Run: `.venv/bin/python -m bench.raw_quadruped`.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ import numpy as np
 
 from bench.common import OUT_DIR, report, write_results
 from sim2real.sim.legged import legged_model
+from sim2real.tasks.quadruped.cfg import KP_NM_PER_RAD as KP
 
 URDF = Path(__file__).resolve().parents[1] / 'urdf' / 'quadruped.urdf'
-KP, KD = 20.0, 0.5
+KD = 0.5
 
 
 def _standing_batch(model, info, num_envs: int, num_threads: int) -> mujoco.batch.Batch:

@@ -343,8 +343,9 @@ def _train(args: TrainArgs, run_dir: Path, resume: bool, progress_bar: bool,
         warm = bool(args.init_from) and not (resume and latest_checkpoint(run_dir))
         if distributed.broadcast_from_main(warm):
             if info.is_main:
+                onnx = str(args.init_from).endswith('.onnx')   # checked against our contract
                 warm_start(runner.algo.network, args.init_from, runner.config,
-                           contract_from_env(env))
+                           contract_from_env(described) if onnx else None)
             distributed.broadcast_module(runner.algo.network)
         if info.is_main:
             (run_dir / 'config.yaml').write_text(yaml.safe_dump(config, sort_keys=False))

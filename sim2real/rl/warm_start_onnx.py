@@ -30,15 +30,22 @@ PRIOR_COUNT = 10 ** 8
 MATCH_TOL = 1e-4
 """Largest |torch - onnxruntime| over the probe observations for a load to count."""
 INTERFACE_FIELDS = ('observations', 'action.kind', 'action.size', 'action.clip',
-                    'joint_names', 'policy_rate_hz', 'robot')
+                    'joint_names', 'default_joint_pos_rad', 'policy_rate_hz', 'robot')
 """Contract fields that give the actor's inputs and outputs their meaning: a difference in
-any refuses the start. Others (task, gains, robot parameters, noise) are reported."""
+any refuses the start. So do the action term's formulas, scales, default pose and rate or
+speed ranges (ACTION_MEANING); the rest (task, gains, robot parameters, noise, trained
+delays) is reported."""
+ACTION_MEANING = re.compile(r'^action\.params\.([a-z_]*formula|[a-z_]*scale|'
+                            r'default_joint_pos_rad|[a-z_]*_rad_s)(\[\d+\])?$')
+"""Action parameters that map an output to a command (not properties of the plant)."""
 
 
 def _is_interface(path: str) -> bool:
     """Whether a contract leaf path ('observations[2].scale') is part of the interface."""
     if path.endswith('.noise_std'):
         return False
+    if ACTION_MEANING.match(path):
+        return True
     return any(path == f or path.startswith((f + '.', f + '[')) for f in INTERFACE_FIELDS)
 
 
@@ -59,8 +66,12 @@ def onnx_policy_tensors(path: str | Path) -> dict[str, torch.Tensor]:
     consts = _graph_constants(model)
     out = {name: torch.from_numpy(value.copy()) for name, value in consts.items()
            if name.startswith('actor.')}
-    divs = [n for n in model.graph.node if n.op_type == 'Div']
-    if 'normalizer.mean' in consts and divs and divs[0].input[1] in consts:
+    # the normalizer: Sub(obs, normalizer.mean), then Div by the folded sqrt(var + eps)
+    subs = {n.output[0] for n in model.graph.node
+            if n.op_type == 'Sub' and 'normalizer.mean' in n.input}
+    divs = [n for n in model.graph.node if n.op_type == 'Div' and n.input[0] in subs
+            and n.input[1] in consts]
+    if divs:
         out['mean'] = torch.from_numpy(consts['normalizer.mean'].copy())
         out['std'] = torch.from_numpy(consts[divs[0].input[1]].copy())
     if not out:
@@ -89,6 +100,9 @@ def _load(actor_critic, tensors: dict[str, torch.Tensor], path: Path) -> None:
         for name, value in actor.items():
             state[name].copy_(value)
         norm = actor_critic.policy_normalizer
+        if actor_critic.cfg.normalize_obs and 'mean' not in tensors:
+            raise CheckpointError(f'{path}: the file has no observation normalizer and this '
+                                  'run normalizes its observations (policy.normalize_obs)')
         if 'mean' in tensors:
             norm.mean.copy_(tensors['mean'])
             norm.var.copy_((tensors['std'].double() ** 2 - norm.eps).clamp(min=0.0).float())
@@ -98,11 +112,14 @@ def _load(actor_critic, tensors: dict[str, torch.Tensor], path: Path) -> None:
 def _max_deviation(actor_critic, path: Path) -> float:
     """Largest |run's deterministic actor - file| on observations around the statistics."""
     from sim2real.rl.networks import ExportablePolicy
-    norm = actor_critic.policy_normalizer
+    policy = ExportablePolicy(actor_critic).cpu()
+    norm = policy.normalizer
     gen = torch.Generator().manual_seed(0)
-    probe = norm.mean + torch.randn(256, norm.num_features, generator=gen) * norm.var.sqrt()
+    # out to 3 standard deviations, so a normalizer clip at another value shows
+    noise = torch.randn(256, norm.num_features, generator=gen, device='cpu')
+    probe = (norm.mean + 3.0 * noise * norm.var.sqrt()).float()
     with torch.no_grad():
-        ours = ExportablePolicy(actor_critic)(probe).numpy()
+        ours = policy(probe).numpy()
     session = cpu_session(path)
     theirs = session.run(None, {session.get_inputs()[0].name: probe.numpy()})[0]
     return float(np.abs(ours - theirs).max())
@@ -117,12 +134,17 @@ def warm_start_from_onnx(actor_critic, path: str | Path, stored: Contract,
     if refused:
         raise ValueError(f'cannot start this policy from {path}: its interface differs:\n  '
                          + '\n  '.join(refused))
-    if not hasattr(actor_critic, 'policy_normalizer'):
+    from sim2real.rl.networks import ActorCritic
+    if not isinstance(actor_critic, ActorCritic):
         raise ValueError(f'{path}: a policy file starts PPO runs only (this run trains '
                          f'{type(actor_critic).__name__})')
     before = {k: v.clone() for k, v in actor_critic.state_dict().items()}
-    _load(actor_critic, onnx_policy_tensors(path), path)
-    deviation = _max_deviation(actor_critic, path)
+    try:
+        _load(actor_critic, onnx_policy_tensors(path), path)
+        deviation = _max_deviation(actor_critic, path)
+    except BaseException:   # nothing of the file stays in the run
+        actor_critic.load_state_dict(before)
+        raise
     if deviation > MATCH_TOL:
         actor_critic.load_state_dict(before)
         raise CheckpointError(f'{path}: loaded into the actor of this run, its outputs differ '

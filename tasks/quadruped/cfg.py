@@ -29,9 +29,9 @@ STRENGTH_RANGE = (0.9, 1.1)
 # dof_vel 1.5 x 0.05 [LG] noise_scales x obs_scales
 _UNIFORM_TO_STD = 1.0 / math.sqrt(3.0)
 HISTORY_TICKS = 3
+"""Ticks of proprioception the policy sees (the current one and the two before)."""
 KP_NM_PER_RAD = 25.0
 """Joint stiffness of the PD the policy's targets feed [N m/rad] ([IL] UNITREE_GO2_CFG)."""
-"""Ticks of proprioception the policy sees (the current one and the two before)."""
 NOMINAL_BASE_HEIGHT_M = 0.3222
 """LeggedInfo.nominal_base_height_m of urdf/quadruped.urdf (a test checks they agree)."""
 
@@ -160,7 +160,8 @@ def randomization_box() -> dict[str, RandomParamCfg]:
                                      source=f'{urdf} trunk mass'),
         'link_mass_scale': RandomParamCfg('events.link_masses.scale_range', 1.0,
                                           'x URDF link masses', source=urdf),
-        'kp_scale': RandomParamCfg('events.pd_gains.kp_scale', 1.0, 'x Kp (25 N m/rad)',
+        'kp_scale': RandomParamCfg('events.pd_gains.kp_scale', 1.0,
+                                   f'x Kp ({KP_NM_PER_RAD:g} N m/rad)',
                                    source='[IL] UNITREE_GO2_CFG stiffness'),
         'kd_scale': RandomParamCfg('events.pd_gains.kd_scale', 1.0, 'x Kd (0.5 N m s/rad)',
                                    source='[LG] GO2 damping'),
@@ -190,10 +191,12 @@ def quadruped_rough_cfg(play: bool = False, action: str | None = None,
         scene=TermClassCfg(QuadrupedScene, {
             'urdf': 'quadruped', 'terrain': terrain or rough_terrain(), 'max_init_level': 5,
             # stiffness 25 N m/rad [IL UNITREE_GO2_CFG; LG GO2: 20], damping 0.5 N m s/rad
-            # [IL, LG]. 25, not 20: the policy shipped at 20 fell in 33 of 100 episodes at the
-            # heavy, weak corner (+3 kg, links x1.2, Kp, Kd, strength x0.9, friction 1.25,
-            # 30 % dropout) and in 1 of 100 with Kp x1.25 there, unretrained
-            'kp_nm_per_rad': KP_NM_PER_RAD, 'kd_nm_s_per_rad': 0.5, 'max_strength': STRENGTH_RANGE[1]}),
+            # [IL, LG]. 25, not 20: the policy shipped at 20 fell in 20 of 50 episodes (its
+            # robustness report) at the heavy, weak corner (+3 kg, links x1.2, Kp, Kd,
+            # strength x0.9, friction 1.25, 30 % dropout), and unretrained on this kp-25 task
+            # in 0 of 50 there (policies/quadruped_flat.md)
+            'kp_nm_per_rad': KP_NM_PER_RAD, 'kd_nm_s_per_rad': 0.5,
+            'max_strength': STRENGTH_RANGE[1]}),
         # 0-1 control tick (0-20 ms) of action delay on top of 0-1 tick of observation delay:
         # up to 40 ms end to end, above the 1-tick latency legged robots are usually modelled
         # with; the first, slower runs had 0-2 ticks of action delay (60 ms in all)

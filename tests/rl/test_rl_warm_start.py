@@ -5,7 +5,8 @@ import copy
 import pytest
 import torch
 
-from sim2real.rl.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from sim2real.rl.checkpoint import (
+    CheckpointError, latest_checkpoint, load_checkpoint, save_checkpoint)
 from sim2real.rl.ppo import PPO, PPOCfg
 from sim2real.rl.runner import RunnerCfg
 from sim2real.rl.warm_start import warm_start
@@ -192,27 +193,47 @@ def test_a_policy_file_of_another_robot_is_refused_and_nothing_loaded(flat_onnx)
         torch.testing.assert_close(actor_critic.state_dict()[key], value, rtol=0, atol=0)
 
 
-def test_a_policy_file_with_another_actor_layout_is_refused(flat_onnx):
-    """A run with wider hidden layers names both layouts and keeps its weights."""
+@pytest.mark.parametrize('field,value,match', [
+    ('actor_hidden_dims', (64, 64), 'do not fit this run'),
+    # same layers, other activation: only the check against onnxruntime can tell
+    ('activation', 'tanh', 'its outputs differ from the file'),
+])
+def test_a_policy_file_of_another_actor_is_refused_and_nothing_kept(
+        flat_onnx, field, value, match):
+    """Another layout is refused by shape; another activation by the check against the
+    file's outputs, after loading, which is undone: the run keeps its weights."""
     from sim2real.mdp.contract import contract_from_env
     env = build_env('quadruped-flat', seed=1, num_envs=ENVS, num_threads=1)
     cfg = copy.deepcopy(get_task('quadruped-flat').train.ppo)
-    cfg.policy.actor_hidden_dims = (64, 64)
+    setattr(cfg.policy, field, value)
     ppo = PPO(env.obs_dims['policy'], env.obs_dims['critic'], env.num_actions, ENVS, cfg)
     before = copy.deepcopy(ppo.actor_critic.state_dict())
-    with pytest.raises(Exception, match='do not fit this run'):
+    with pytest.raises(CheckpointError, match=match):
         warm_start(ppo.actor_critic, flat_onnx, {}, contract_from_env(env))
     for key, value in before.items():
         torch.testing.assert_close(ppo.actor_critic.state_dict()[key], value, rtol=0, atol=0)
 
 
+def test_a_policy_file_with_another_action_scale_is_refused(flat_onnx):
+    """The action scale maps outputs to joint targets: a run that doubles it is refused
+    (gains only warn)."""
+    from sim2real.mdp.contract import contract_from_env
+    env = build_env('quadruped-flat', seed=1, num_envs=ENVS, num_threads=1,
+                    sets=['env.action.params.scale=0.5'])
+    actor_critic, config, _ = _target_and_contract()
+    with pytest.raises(ValueError, match=r'\n  action\.params\.scale'):
+        warm_start(actor_critic, flat_onnx, config, contract_from_env(env))
+
+
 def test_train_with_a_policy_file_warns_of_changed_gains(flat_onnx, tmp_path, caplog):
     """`train quadruped-flat --init-from policy.onnx --set env...kp=...`: trains, records the
-    source, and the log names the gains that differ from the file's."""
+    source in the run's config, and the log names the gains that differ from the file's."""
     args = TrainArgs('quadruped-flat', num_envs=ENVS, max_iterations=1, num_threads=1,
                      init_from=str(flat_onnx), sets=['env.scene.params.kp_nm_per_rad=30.0'])
     with caplog.at_level('WARNING', logger='sim2real.rl.warm_start_onnx'):
         summary = train(args, tmp_path / 'tuned', progress_bar=False)
     assert summary['iterations'] == 1
+    stored = load_checkpoint(latest_checkpoint(tmp_path / 'tuned'))['config']['args']
+    assert stored['init_from'] == str(flat_onnx)
     assert 'action.params.kp_nm_per_rad' in caplog.text
     assert 'kp_nm_per_rad[' not in caplog.text   # named once, not per joint

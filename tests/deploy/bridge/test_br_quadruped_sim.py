@@ -10,7 +10,7 @@ from sim2real.deploy.robots.quadruped.bridge_sim import JOINT_ORDER, PUBLISHED_O
 @pytest.fixture(scope='module')
 def sim():
     """One simulated quadruped at 500 Hz with the trained gains (reset by each test)."""
-    return QuadrupedSim(urdf_path('quadruped'), 500.0, 20.0, 0.5, damping_kd=1.0,
+    return QuadrupedSim(urdf_path('quadruped'), 500.0, 25.0, 0.5, damping_kd=1.0,
                         command_timeout_s=0.1)
 
 
@@ -58,7 +58,7 @@ def test_watchdog_damps_after_the_command_timeout(sim):
     np.testing.assert_allclose(sim.actuator.kp_nm_per_rad, 0.0)
     np.testing.assert_allclose(sim.actuator.kd_nm_s_per_rad, 1.0)
     assert sim.set_targets(sim.info.default_joint_pos_rad, t)
-    np.testing.assert_allclose(sim.actuator.kp_nm_per_rad, 20.0)
+    np.testing.assert_allclose(sim.actuator.kp_nm_per_rad, 25.0)
 
 
 def test_non_finite_or_missized_commands_are_refused(sim):
