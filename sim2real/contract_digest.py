@@ -167,3 +167,11 @@ def _join(items: list[str]) -> str:
     """The first LISTED items joined with ', ' and '... and N more'."""
     head = ', '.join(items[:LISTED])
     return head if len(items) <= LISTED else f'{head} and {len(items) - LISTED} more'
+
+
+def contract_differences(ours: Contract, theirs: Contract) -> list[str]:
+    """Leaf fields of two contracts that differ, term docstrings aside (they only explain)."""
+    a = leaf_fields(json.loads(ours.to_json()))
+    b = leaf_fields(json.loads(theirs.to_json()))
+    return [path for path in sorted(set(a) | set(b))
+            if not path.endswith('.doc') and a.get(path, KeyError) != b.get(path, KeyError)]

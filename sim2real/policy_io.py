@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from pathlib import Path
@@ -12,7 +11,7 @@ from torch import nn
 
 from sim2real.contract import Contract, CONTRACT_KEY, ContractError
 from sim2real.contract_digest import (
-    bind_contract, graph_sha256, leaf_fields, metadata, stored_graph_sha256)
+    bind_contract, contract_differences, graph_sha256, metadata, stored_graph_sha256)
 from sim2real.export.onnx_policy import export_onnx, verify_onnx
 from sim2real.onnx_io import load_model
 from sim2real.mdp.contract import contract_from_env
@@ -59,14 +58,6 @@ def task_contract(task: str, action_kind: str) -> Contract:
     """The contract the registered task gives today for an action kind (a one-env env)."""
     env = build_env(task, seed=0, num_envs=1, action=action_kind, num_threads=1)
     return contract_from_env(env)
-
-
-def contract_differences(ours: Contract, theirs: Contract) -> list[str]:
-    """Leaf fields of two contracts that differ, term docstrings aside (they only explain)."""
-    a = leaf_fields(json.loads(ours.to_json()))
-    b = leaf_fields(json.loads(theirs.to_json()))
-    return [path for path in sorted(set(a) | set(b))
-            if not path.endswith('.doc') and a.get(path, KeyError) != b.get(path, KeyError)]
 
 
 def rebind_onnx(src: str | Path, out: str | Path | None = None,

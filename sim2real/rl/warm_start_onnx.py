@@ -20,6 +20,7 @@ import torch
 from onnx import numpy_helper
 
 from sim2real.contract import Contract
+from sim2real.contract_digest import contract_differences
 from sim2real.onnx_io import cpu_session, load_model
 from sim2real.rl.checkpoint import CheckpointError
 
@@ -81,7 +82,6 @@ def onnx_policy_tensors(path: str | Path) -> dict[str, torch.Tensor]:
 
 def interface_differences(stored: Contract, ours: Contract) -> tuple[list[str], list[str]]:
     """(fields that refuse a start, fields that only differ) between two contracts."""
-    from sim2real.policy_io import contract_differences
     paths = contract_differences(stored, ours)
     refused = [p for p in paths if _is_interface(p)]
     return refused, [p for p in paths if p not in refused]
