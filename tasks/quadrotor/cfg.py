@@ -97,9 +97,17 @@ def quadrotor_hover_cfg(action: str = 'thrust_body_rates', play: bool = False) -
         scene=TermClassCfg(QuadrotorScene, {'urdf': 'quadrotor'}),
         # 0-2 ticks (0-20 ms) of action delay, the last 4 outputs observed (DELAY_NOTE)
         action=TermClassCfg(ACTIONS[action], {'delay_ticks': (0, 2), 'history_ticks': 4}),
-        # targets 1.5-2.5 m up: room below for recovering from a 90 deg tilt with slow motors
+        # targets 2.5-3.5 m up, starts >= 2.5 m: room below for righting from a 90 deg tilt
+        # and braking the fall at the box's heavy, weak, slow corner (thrust-to-weight 1.59,
+        # 0.14 s motors, 20 ms delay), about 3 m. With the former 1.5-2.5 m targets and
+        # 1.5 m floor the shipped policy crashed there in 15-22 % of episodes (64 per point,
+        # corners 62 of 64); with 1 m more room the same policy passes all 64 (worst 0.89),
+        # and capping the starts' tilt at 60 deg instead did too: the ground, not the
+        # controller, failed those episodes (a wider too_far limit alone changed nothing).
+        # Trained with this room (seed 0, 600 iterations) the heavy corners fall to 0.70 and
+        # 0.52: the shipped policy was trained with the 1.5 m floor (policies/quadrotor_hover.md)
         commands={'target': TermClassCfg(commands.HoverTarget, {
-            'pos_range_w': ((-1.0, -1.0, 1.5), (1.0, 1.0, 2.5))})},
+            'pos_range_w': ((-1.0, -1.0, 2.5), (1.0, 1.0, 3.5))})},
         observations={
             'policy': ObsGroupCfg(_policy_terms(noise=True, track=False), jitter_prob=0.3,
                                   dropout_prob=(0.0, 0.3)),
@@ -146,10 +154,10 @@ def quadrotor_hover_cfg(action: str = 'thrust_body_rates', play: bool = False) -
             'rotors': EventTermCfg(events.randomize_rotors, 'reset', {
                 'thrust_scale': (0.85, 1.15), 'rotor_mismatch': (0.95, 1.05),
                 'time_constant_scale': (0.6, 1.4)}),
-            # start up to 1 m from the target and >= 1.5 m up, tilt ~ U(0, 90 deg) about a
+            # start up to 1 m from the target and >= 2.5 m up, tilt ~ U(0, 90 deg) about a
             # random horizontal axis, body rates ~ U(-4, 4) rad/s, velocity ~ U(-0.5, 0.5) m/s
             'start': EventTermCfg(events.reset_around_target, 'reset', {
-                'offset_m': 1.0, 'min_height_m': 1.5, 'max_tilt_rad': math.pi / 2,
+                'offset_m': 1.0, 'min_height_m': 2.5, 'max_tilt_rad': math.pi / 2,
                 'lin_vel_m_s': 0.5, 'ang_vel_rad_s': 4.0}),
             # wind-like force up to 4 % of the nominal weight, redrawn every 1-3 s
             'disturbance': EventTermCfg(events.external_force, 'interval',
@@ -180,7 +188,9 @@ def quadrotor_track_cfg(action: str = 'thrust_body_rates', play: bool = False) -
     critic = dict(_policy_terms(noise=False, track=True))
     critic['physical_params'] = ObsTermCfg(mdp.physical_params)
     cfg.observations['critic'].terms = critic
-    cfg.events['start'].params.update(offset_m=0.3, max_tilt_rad=0.5, ang_vel_rad_s=1.0)
+    # gentle starts near the reference (centres 1.2-1.8 m up), at least 1.5 m up
+    cfg.events['start'].params.update(offset_m=0.3, min_height_m=1.5, max_tilt_rad=0.5,
+                                      ang_vel_rad_s=1.0)
     cfg.metrics = TermClassCfg(PositionMetrics, {
         'window_s': 3.0, 'tolerance_m': 0.15, 'statistic': 'mean'})
     cfg.episode_length_s = 8.0

@@ -107,13 +107,13 @@ def test_external_force_norm_and_ids(make_env):
 
 
 def test_hover_target_box_and_fixed(make_env):
-    """Hover targets lie in [-1, 1] x [-1, 1] x [1.5, 2.5] m and do not move with update()."""
+    """Hover targets lie in [-1, 1] x [-1, 1] x [2.5, 3.5] m and do not move with update()."""
     env = make_env(num_envs=NUM_ENVS)
     target = env.command('target')
     assert type(target) is HoverTarget
     pos = target.pos_w.clone()
     assert (pos[:, :2].abs() <= 1).all()
-    assert (pos[:, 2] >= 1.5).all() and (pos[:, 2] <= 2.5).all()
+    assert (pos[:, 2] >= 2.5).all() and (pos[:, 2] <= 3.5).all()
     target.update(0.01)
     torch.testing.assert_close(target.pos_w, pos, rtol=0, atol=0)
     assert (target.vel_w == 0).all()
