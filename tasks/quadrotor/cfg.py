@@ -100,10 +100,10 @@ def quadrotor_hover_cfg(action: str = 'thrust_body_rates', play: bool = False) -
         # targets 2.5-3.5 m up, starts >= 2.5 m: room below for righting from a 90 deg tilt
         # and braking the fall at the box's heavy, weak, slow corner (thrust-to-weight 1.59,
         # 0.14 s motors, 20 ms delay), about 3 m. With the former 1.5-2.5 m targets and
-        # 1.5 m floor the shipped policy crashed there in 15-22 % of episodes (64 per point,
+        # 1.5 m floor the shipped policy crashed there in 19-22 % of episodes (64 per point,
         # corners 62 of 64); with 1 m more room the same policy passes all 64 (worst 0.89),
-        # and capping the starts' tilt at 60 deg instead did too: the ground, not the
-        # controller, failed those episodes (a wider too_far limit alone changed nothing).
+        # and capping the starts' tilt at 60 deg instead did too; a wider too_far limit
+        # alone changed nothing.
         # Trained with this room (seed 0, 600 iterations) the heavy corners fall to 0.70 and
         # 0.52: the shipped policy was trained with the 1.5 m floor (policies/quadrotor_hover.md)
         commands={'target': TermClassCfg(commands.HoverTarget, {
