@@ -119,6 +119,18 @@ def test_hover_target_box_and_fixed(make_env):
     assert (target.vel_w == 0).all()
 
 
+def test_start_heights_hover_room_and_track_floor(make_env):
+    """Hover starts >= 2.5 m up (room to right a 90 deg tilt); track keeps its own 1.5 m floor:
+    its starts lie within 0.3 m of a reference <= 1.8 + 0.4 m up, and not all at the hover's
+    2.5 m floor."""
+    hover = make_env(num_envs=NUM_ENVS)
+    assert (hover.scene.pos_w[:, 2] >= 2.5).all()
+    track = make_env('quadrotor-track', num_envs=NUM_ENVS)
+    z = track.scene.pos_w[:, 2]
+    assert (z >= 1.5).all() and (z <= 1.8 + 0.4 + 0.3).all()
+    assert (z < 2.0).any()
+
+
 def test_smooth_trajectory_starts_at_t0_after_reset(make_env):
     """After a reset the reference is its t = 0 value c + sum A sin(phi), even mid-episode."""
     env = make_env('quadrotor-track', num_envs=8)
