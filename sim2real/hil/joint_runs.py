@@ -126,4 +126,6 @@ def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase, launch: Callable,
         'fell': fell_now,
         'condition_after_onset_s': round(t_cond - onset, 4),
         'fallback_after_onset_s': None if t_fallback is None else round(t_fallback - onset, 4),
+        'streams': list(case.streams),
+        **metrics.fallback_facts(state_times, state_names, onset),
     }

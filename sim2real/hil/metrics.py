@@ -66,6 +66,24 @@ def ticks_to_safe(state_times_s, states, t_condition_s: float) -> int | None:
     return int(hits[0] + 1) if hits.size else None
 
 
+def rate_outside_stalls_hz(ticks: float, achieved_rate_hz: float, stalled_s: float) -> float:
+    """A loop's tick rate over its span less stalled_s [Hz]: `ticks` over a span of
+    (ticks - 1) / achieved_rate_hz seconds, a stalled second losing its ticks (0 before two
+    ticks; NaN when the stalls fill the span)."""
+    if ticks < 2 or not achieved_rate_hz > 0.0:
+        return 0.0
+    span_s = (ticks - 1) / achieved_rate_hz - stalled_s
+    return (ticks - 1) / span_s if span_s > 0.0 else float('nan')
+
+
+def fallback_facts(state_times_s, states, onset_s: float) -> dict:
+    """The first fallback's reason ('stale:imu'; '' without one) among the node's states, and
+    whether the node was already in fallback before onset_s (then the fault was not tested)."""
+    first = next((s for s in states if s.startswith('fallback')), '')
+    before = any(t < onset_s and s.startswith('fallback') for t, s in zip(state_times_s, states))
+    return {'fallback_reason': first.partition(':')[2], 'fallback_before_onset': bool(before)}
+
+
 def ticks_between(t_condition_s: float, t_safe_s: float | None, period_s: float) -> int | None:
     """Control ticks from a condition to a safe event (0 when the event came first)."""
     if t_safe_s is None:

@@ -8,6 +8,7 @@ ground truth and events, /diagnostics; and it calls the same services an operato
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 
@@ -24,9 +25,12 @@ from std_srvs.srv import SetBool, Trigger
 
 from sim2real.deploy import ros_msgs
 
+log = logging.getLogger(__name__)
 
 CMD_VEL_RATE_HZ = 20.0
 """Rate of the operator's velocity commands [Hz] (a joystick teleop node's typical rate)."""
+CLOSE_TIMEOUT_S = 10.0
+"""How long close() waits for the spin thread to leave the executor [s]."""
 
 
 class HilError(RuntimeError):
@@ -191,6 +195,12 @@ class HilMonitor(Node):
         timer = getattr(self, '_cmd_vel_timer', None)
         if timer is not None:
             timer.cancel()
-        self._executor.shutdown(timeout_sec=1.0)
-        self._thread.join(timeout=1.0)
+        # the spin thread must be out of the executor before the node's handles go: a
+        # callback finishing after destroy_node raises in that thread (InvalidHandle)
+        self._executor.shutdown(timeout_sec=CLOSE_TIMEOUT_S)
+        self._thread.join(timeout=CLOSE_TIMEOUT_S)
+        if self._thread.is_alive():
+            log.warning('the monitor did not stop spinning in %g s; its node is left to '
+                        'the process exit', CLOSE_TIMEOUT_S)
+            return
         self.destroy_node()

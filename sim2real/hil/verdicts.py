@@ -31,20 +31,41 @@ class NominalBound:
     """Its unit, e.g. 'm'."""
 
 
-def stall_note(stalls_ms: list[float], limit_ms: float) -> tuple[str, str]:
-    """(reason to fail, note) for the worst simulator stall of each attempt of a scenario:
-    a reason when even the last attempt stalled limit_ms or more (inconclusive), a note
-    when an earlier one did and the scenario was rerun."""
+def stall_note(stalls_ms: list[float], limit_ms: float, failed: bool) -> tuple[str, str]:
+    """(reason to fail, note) for the worst simulator stall of each attempt of a scenario
+    (runner.unstalled reruns one that failed while the simulated robot stalled): a reason
+    when the last attempt failed and stalled limit_ms or more (inconclusive), a note when it
+    passed although it stalled, or when an earlier attempt was rerun."""
     if not stalls_ms:
         return '', ''
-    if stalls_ms[-1] >= limit_ms:
+    stalled = stalls_ms[-1] >= limit_ms
+    if stalled and failed:
         return (f'inconclusive: the simulated robot stalled {stalls_ms[-1]:.0f} ms (>= '
                 f'{limit_ms:.0f} ms, half the shortest sensor timeout) in all '
                 f'{len(stalls_ms)} attempts', '')
+    notes = []
     if len(stalls_ms) > 1:
-        return '', (f' (rerun {len(stalls_ms) - 1}x after the simulated robot stalled '
-                    f'{max(stalls_ms):.0f} ms)')
-    return '', ''
+        notes.append(f'rerun {len(stalls_ms) - 1}x after the simulated robot stalled '
+                     f'{max(stalls_ms[:-1]):.0f} ms')
+    if stalled:
+        notes.append(f'passed although the simulated robot stalled {stalls_ms[-1]:.0f} ms')
+    return '', f' ({"; ".join(notes)})' if notes else ''
+
+
+def stall_fallback_reason(r: dict) -> str:
+    """Why a latch run's pass cannot stand in an attempt the simulated robot stalled in: its
+    first fallback names no stream of the fault ('stale:odom' for a frozen IMU), so the
+    stall, not the fault, may have caused it; '' otherwise."""
+    limit = r.get('stall_limit_ms', math.inf)
+    stalls = r.get('simulator_stalls_ms') or [0.0]
+    reason = r.get('fallback_reason', '')
+    streams = r.get('streams', [])
+    if r['expect'] != 'latch' or stalls[-1] < limit or not streams:
+        return ''
+    if reason.rsplit(':', 1)[-1].split(' ')[0] in streams:
+        return ''
+    return (f'fell back for {reason or "nothing"!r}, not a stream of the fault '
+            f'({", ".join(streams)}), while the simulated robot stalled {stalls[-1]:.0f} ms')
 
 
 def nominal_verdict(result: dict, bound: NominalBound) -> tuple[bool, str]:
@@ -63,7 +84,7 @@ def nominal_verdict(result: dict, bound: NominalBound) -> tuple[bool, str]:
     if own:
         reasons.append(f'{own} limit violations')
     stalled, note = stall_note(result.get('nominal_simulator_stalls_ms', []),
-                               result.get('stall_limit_ms', math.inf))
+                               result.get('stall_limit_ms', math.inf), bool(reasons))
     if stalled:
         reasons.insert(0, stalled)
     if reasons:
@@ -100,9 +121,14 @@ def fault_verdict(name: str, r: dict, sc: Scenario) -> tuple[bool, str]:
         if tilt is not None and not tilt < sc.node.get('max_tilt_rad', math.inf):
             reasons.append(f'tilted {tilt:.2f} rad')
         how = f'{who} after {ticks} ticks'
+    if r.get('fallback_before_onset'):
+        reasons.append(f'in fallback before the fault began ({r.get("fallback_reason", "")})')
     if not r['recovered_safe'] and not reasons:
         reasons.append('not safe (see the JSON: damping not commanded or not level)')
-    stalled, note = stall_note(r.get('simulator_stalls_ms', []), r.get('stall_limit_ms', math.inf))
+    if not reasons and (why := stall_fallback_reason(r)):
+        reasons.append(why)
+    stalled, note = stall_note(r.get('simulator_stalls_ms', []),
+                               r.get('stall_limit_ms', math.inf), bool(reasons))
     if stalled:
         reasons.insert(0, stalled)
     if reasons:

@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+import pytest
 
 from sim2real.hil import metrics
 
@@ -68,3 +69,27 @@ def test_joint_limits_are_judged_in_the_contract_order():
     assert target_violations(commands, low, high) == 2
     as_listed = limits_in_contract_order(node, ())
     assert target_violations(commands, *as_listed) == 3
+
+
+def test_fallback_facts_name_the_first_fallback_and_whether_it_preceded_the_fault():
+    """States at 10 ms ticks, onset at 0.025 s: a fallback at 0.03 s is after onset; one at
+    0.02 s before it; the first fallback's reason is kept without its 'fallback:' prefix."""
+    times = [0.0, 0.01, 0.02, 0.03, 0.04]
+    after = ['active', 'active', 'active', 'fallback:nan:imu', 'fallback:stale:odom']
+    assert metrics.fallback_facts(times, after, 0.025) == {
+        'fallback_reason': 'nan:imu', 'fallback_before_onset': False}
+    before = ['active', 'active', 'fallback:stale:odom', 'fallback:stale:odom', 'x']
+    assert metrics.fallback_facts(times, before, 0.025) == {
+        'fallback_reason': 'stale:odom', 'fallback_before_onset': True}
+    assert metrics.fallback_facts(times, ['active'] * 5, 0.025) == {
+        'fallback_reason': '', 'fallback_before_onset': False}
+
+
+def test_rate_outside_stalls_takes_the_stalled_time_off_the_span():
+    """201 ticks at 48 Hz span 4.1667 s; 0.1667 s of stalls leave 4.0 s: 50 Hz. No stall:
+    the achieved rate; stalls filling the span: NaN; under two ticks: 0."""
+    span_s = 200 / 48.0
+    assert metrics.rate_outside_stalls_hz(201, 48.0, span_s - 4.0) == pytest.approx(50.0)
+    assert metrics.rate_outside_stalls_hz(201, 48.0, 0.0) == pytest.approx(48.0)
+    assert math.isnan(metrics.rate_outside_stalls_hz(201, 48.0, span_s))
+    assert metrics.rate_outside_stalls_hz(1, 48.0, 0.0) == 0.0

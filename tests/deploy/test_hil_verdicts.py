@@ -59,8 +59,9 @@ def test_nominal_needs_active_flight_within_the_error_bound():
 
 
 def test_a_stalled_simulator_is_inconclusive_not_a_policy_failure():
-    """Seed 2's stall (67.7 ms against a 25 ms limit) in all 3 attempts: FAIL naming the
-    stall; stalled once then clean: pass, saying it was rerun; no stall: the usual line."""
+    """Seed 2's stall (67.7 ms against a 25 ms limit) in all 3 failed attempts: FAIL naming
+    the stall; stalled once then clean: pass, saying it was rerun; a pass in a stalled
+    attempt stands and says so; no stall: the usual line."""
     from sim2real.hil.verdicts import stall_note
     stalled = {'nominal_states': ['fallback:stale:odom'], 'hover_error_m': 1.499,
                'nominal_limit_violations': 0, 'nominal_simulator_stalls_ms': [67.7, 60.0, 30.1],
@@ -73,7 +74,67 @@ def test_a_stalled_simulator_is_inconclusive_not_a_policy_failure():
                                             stall_limit_ms=25.0), SC)
     assert ok and line.endswith('of the target (rerun 1x after the simulated robot stalled '
                                 '68 ms)')
-    assert stall_note([0.0], 25.0) == ('', '') and stall_note([], 25.0) == ('', '')
+    ok, line = fault_verdict('drop', _fault(simulator_stalls_ms=[67.7, 41.0],
+                                            stall_limit_ms=25.0), SC)
+    assert ok and line.endswith('(rerun 1x after the simulated robot stalled 68 ms; passed '
+                                'although the simulated robot stalled 41 ms)')
+    assert stall_note([0.0], 25.0, False) == ('', '') and stall_note([], 25.0, True) == ('', '')
+    assert stall_note([30.0], 25.0, True)[0].startswith('inconclusive')
+    assert stall_note([10.0], 25.0, True) == ('', '')   # a failure without a stall is plain
+
+
+def test_a_stall_cannot_pass_a_latch_for_another_stream():
+    """A frozen IMU's fallback within 2 ticks while the simulated robot stalled 60 ms: pass
+    when the node fell back for the IMU ('stale:imu'), FAIL when for the odometry (the stall
+    made that stale, not the fault); without a stall the reason is not judged."""
+    base = dict(expect='latch', fallback=True, ticks_to_safe=1, streams=['imu'])
+    stalled = dict(base, simulator_stalls_ms=[60.0], stall_limit_ms=25.0)
+    ok, line = fault_verdict('frozen_imu', _fault(fallback_reason='stale:imu', **stalled), SC)
+    assert ok and line.endswith('(passed although the simulated robot stalled 60 ms)')
+    ok, line = fault_verdict('frozen_imu', _fault(fallback_reason='stale:odom', **stalled), SC)
+    assert not ok and "fell back for 'stale:odom', not a stream of the fault (imu)" in line
+    assert line.startswith('FAIL frozen_imu (latch): inconclusive: the simulated robot stalled')
+    ok, line = fault_verdict('nan_imu', _fault(fallback_reason='bad:imu (accel 1e9 m/s^2)',
+                                               **stalled), SC)
+    assert ok
+    assert fault_verdict('frozen_imu', _fault(fallback_reason='stale:odom', **base), SC)[0]
+
+
+def test_a_fallback_before_the_fault_fails_the_fault_run():
+    """The node in fallback before onset never met the fault: FAIL naming its reason."""
+    ok, line = fault_verdict('nan_odom', _fault(
+        expect='latch', fallback=True, ticks_to_safe=0, fallback_before_onset=True,
+        fallback_reason='stale:imu'), SC)
+    assert not ok and line == ('FAIL nan_odom (latch): in fallback before the fault began '
+                               '(stale:imu)')
+
+
+def test_unstalled_reruns_only_failed_attempts_that_stalled():
+    """Attempts (worst stall ms, passes; each also stalled 1 ms): a failed one without a
+    stall is final; a stalled pass is final; stalled failures are rerun up to
+    STALL_ATTEMPTS, each attempt's worst stall recorded."""
+    from sim2real.hil.runner import STALL_ATTEMPTS, unstalled
+
+    def attempts(plan):
+        """unstalled over a plan of (stall_ms, passed) attempts; (result, attempts run)."""
+        it = iter(plan)
+        now = {}
+
+        def run():
+            now['stall'], now['passed'] = next(it)
+            return {'passed': now['passed']}
+        out = unstalled(run, lambda _t0: [1.0, now['stall']], 25.0, lambda r: r['passed'])
+        return out, len(out['simulator_stalls_ms'])
+
+    out, n = attempts([(5.0, False), (0.0, True)])
+    assert n == 1 and not out['passed']
+    out, n = attempts([(90.0, True), (0.0, False)])
+    assert n == 1 and out['passed'] and out['simulator_stalls_ms'] == [90.0]
+    assert out['simulator_stalled_ms'] == 91.0   # the attempt's stalls added up
+    out, n = attempts([(90.0, False), (40.0, False), (3.0, False), (0.0, True)])
+    assert n == 3 and out['simulator_stalls_ms'] == [90.0, 40.0, 3.0] and not out['passed']
+    out, n = attempts([(90.0, False)] * (STALL_ATTEMPTS + 1))
+    assert n == STALL_ATTEMPTS and out['stall_limit_ms'] == 25.0
 
 
 def test_the_stall_limit_is_half_the_shortest_sensor_timeout():

@@ -179,6 +179,8 @@ def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase) -> dict:
         'max_error_m': round(err, 4),
         'crashed': crashed,
         'observation_age_p99_ms': diag_number(mon, 'observation_age_p99_ms'),
+        'streams': list(case.streams),
+        **metrics.fallback_facts(state_times, state_names, onset),
     }
 
 

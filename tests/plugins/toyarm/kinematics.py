@@ -27,3 +27,15 @@ def tip_pos_b(joint_pos_rad, upper_m: float, fore_m: float):
     shoulder, elbow = joint_pos_rad[..., 0], joint_pos_rad[..., 0] + joint_pos_rad[..., 1]
     return xp.stack([upper_m * xp.cos(shoulder) + fore_m * xp.cos(elbow),
                      upper_m * xp.sin(shoulder) + fore_m * xp.sin(elbow)], axis=-1)
+
+
+def tip_vel_b(joint_pos_rad, joint_vel_rad_s, upper_m: float, fore_m: float):
+    """Tip velocity [m/s; base frame xy] of joint angles and rates (..., 2): d/dt tip_pos_b."""
+    xp = array_namespace(joint_pos_rad)
+    shoulder = joint_pos_rad[..., 0]
+    elbow = joint_pos_rad[..., 0] + joint_pos_rad[..., 1]
+    rate_s = joint_vel_rad_s[..., 0]
+    rate_e = joint_vel_rad_s[..., 0] + joint_vel_rad_s[..., 1]
+    return xp.stack([-upper_m * xp.sin(shoulder) * rate_s - fore_m * xp.sin(elbow) * rate_e,
+                     upper_m * xp.cos(shoulder) * rate_s + fore_m * xp.cos(elbow) * rate_e],
+                    axis=-1)

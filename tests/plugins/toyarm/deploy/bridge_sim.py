@@ -18,7 +18,7 @@ from sim2real.deploy.bridge.faults import BridgeEvent
 from sim2real.sim.joint_actuator import JointActuator, JointActuatorCfg
 from sim2real.sim.joint_robot import fixed_base_model
 
-from toyarm.kinematics import DEFAULT_POSE_RAD, link_lengths_m, tip_pos_b
+from toyarm.kinematics import DEFAULT_POSE_RAD, link_lengths_m, tip_pos_b, tip_vel_b
 
 PLANE_HEIGHT_M = 0.1
 """Height of the arm's plane above the base (the shoulder joint's origin) [m]."""
@@ -98,8 +98,10 @@ class ToyArmSim:
                 'effort_nm': self.actuator.torque_nm[0].copy()}
 
     def ground_truth(self) -> dict[str, np.ndarray]:
-        """Tip position as pos_w [m], identity orientation, zero twist; never faulted."""
-        tip = tip_pos_b(self.data.qpos[self.info.qpos_adr], *self.links_m)
+        """Tip position as pos_w [m] and its velocity as lin_vel_b [m/s] (the base frame is
+        the world's: identity orientation), zero angular velocity; never faulted."""
+        q, qd = self.data.qpos[self.info.qpos_adr], self.data.qvel[self.info.qvel_adr]
+        tip, tip_vel = tip_pos_b(q, *self.links_m), tip_vel_b(q, qd, *self.links_m)
         return {'pos_w': np.array([tip[0], tip[1], PLANE_HEIGHT_M]),
                 'quat_wxyz': np.array([1.0, 0.0, 0.0, 0.0]),
-                'lin_vel_b': np.zeros(3), 'ang_vel_b': np.zeros(3)}
+                'lin_vel_b': np.array([tip_vel[0], tip_vel[1], 0.0]), 'ang_vel_b': np.zeros(3)}
