@@ -111,8 +111,10 @@ def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase, launch: Callable,
     elif case.expect == 'latch':
         ticks = metrics.ticks_to_safe(state_times, state_names, t_cond)
         safe = ticks is not None and ticks <= 2 and damped_after(mon, t_fallback, t_end)
+        t_safe = t_end if t_fallback is None else t_fallback
     else:
         trips = mon.events_since(onset_event['received_s'] - 1.0, 'watchdog')
+        t_safe = trips[0]['monotonic_s'] if trips else t_end
         ticks = metrics.ticks_between(t_cond, trips[0]['monotonic_s'] if trips else None,
                                       sc.period_s)
         safe = ticks is not None and ticks <= 2
@@ -126,6 +128,6 @@ def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase, launch: Callable,
         'fell': fell_now,
         'condition_after_onset_s': round(t_cond - onset, 4),
         'fallback_after_onset_s': None if t_fallback is None else round(t_fallback - onset, 4),
-        'streams': list(case.streams),
         **metrics.fallback_facts(state_times, state_names, onset),
+        **({} if case.expect == 'tolerate' else {'judged_window_s': (onset - 1.0, t_safe)}),
     }

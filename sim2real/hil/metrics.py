@@ -76,6 +76,16 @@ def rate_outside_stalls_hz(ticks: float, achieved_rate_hz: float, stalled_s: flo
     return (ticks - 1) / span_s if span_s > 0.0 else float('nan')
 
 
+def stalled_s(spans_s, t0_s: float, t1_s: float) -> float:
+    """Time the (start, end) spans [s] cover inside [t0, t1] (spans do not overlap)."""
+    return float(sum(max(0.0, min(e, t1_s) - max(s, t0_s)) for s, e in spans_s))
+
+
+def worst_stall_ms(spans_s, t0_s: float = -math.inf, t1_s: float = math.inf) -> float:
+    """The longest (start, end) span [ms] that overlaps [t0, t1] (0 without one)."""
+    return max((1e3 * (e - s) for s, e in spans_s if e >= t0_s and s <= t1_s), default=0.0)
+
+
 def fallback_facts(state_times_s, states, onset_s: float) -> dict:
     """The first fallback's reason ('stale:imu'; '' without one) among the node's states, and
     whether the node was already in fallback before onset_s (then the fault was not tested)."""

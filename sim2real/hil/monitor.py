@@ -197,8 +197,9 @@ class HilMonitor(Node):
             timer.cancel()
         # the spin thread must be out of the executor before the node's handles go: a
         # callback finishing after destroy_node raises in that thread (InvalidHandle)
+        deadline_s = time.monotonic() + CLOSE_TIMEOUT_S
         self._executor.shutdown(timeout_sec=CLOSE_TIMEOUT_S)
-        self._thread.join(timeout=CLOSE_TIMEOUT_S)
+        self._thread.join(timeout=max(0.0, deadline_s - time.monotonic()))
         if self._thread.is_alive():
             log.warning('the monitor did not stop spinning in %g s; its node is left to '
                         'the process exit', CLOSE_TIMEOUT_S)

@@ -104,22 +104,29 @@ def stall_limit_ms(node_cfg: dict) -> float:
 
 def unstalled(run, stalls_since, limit_ms: float, passes) -> dict:
     """run() until an attempt can be judged: one in which the simulated robot did not stall
-    limit_ms or more (stalls_since(t0) -> its stalls since steady time t0 [ms each]), or
-    one that passes (passes(result) -> bool, the scenario's verdict) although it did; at
-    most STALL_ATTEMPTS. A stall makes the node's task harder (a stream goes stale, a
-    command arrives late), so a pass stands; the one way a stall can help, a stale stream's
-    fallback taken for the fault's own, the verdict refuses (stall_fallback_reason). The
-    last run's result, with the worst stall of each attempt [ms] in 'simulator_stalls_ms'
-    and the last attempt's stalls added up in 'simulator_stalled_ms'."""
+    limit_ms or more, or one that passes (passes(result) -> bool, the scenario's verdict)
+    although it did; at most STALL_ATTEMPTS.
+
+    stalls_since(t0) -> the (start, end) steady times [s] of each stall since t0. The last
+    run's result gets the worst stall of each attempt [ms] ('simulator_stalls_ms'); the
+    worst stall overlapping its 'judged_window_s', if it has one ('judged_window_stall_ms',
+    what fault_verdict doubts a latch or watchdog pass by); and the time stalled inside its
+    'rate_window_s' ('simulator_stalled_ms', 0 without one).
+    """
     stalls = []
     for _ in range(STALL_ATTEMPTS):
         t0 = time.monotonic()
         out = run()
-        lags_ms = stalls_since(t0)
-        stalls.append(max(lags_ms, default=0.0))
+        spans = stalls_since(t0)
+        stalls.append(round(metrics.worst_stall_ms(spans), 1))
         out['simulator_stalls_ms'] = list(stalls)
-        out['simulator_stalled_ms'] = round(sum(lags_ms), 1)
         out['stall_limit_ms'] = limit_ms
+        if 'judged_window_s' in out:
+            out['judged_window_stall_ms'] = round(
+                metrics.worst_stall_ms(spans, *out['judged_window_s']), 1)
+        window = out.get('rate_window_s')
+        out['simulator_stalled_ms'] = round(
+            1e3 * metrics.stalled_s(spans, *window), 1) if window else 0.0
         if stalls[-1] < limit_ms or passes(out):
             break
         log.warning('the simulated robot stalled %.1f ms (limit %.1f ms) in a failed run: '
@@ -143,9 +150,10 @@ def run_unstalled(mon: HilMonitor, node_cfg: dict, hil: RobotHil, sc, duration_s
     limit = stall_limit_ms(node_cfg)
     bound = hil.bound(sc)
 
-    def stalls_since(t0_s: float) -> list[float]:
-        """Each stall the bridge reported since t0 [ms]."""
-        return [e['lag_ms'] for e in mon.events_since(t0_s, 'stall')]
+    def stalls_since(t0_s: float) -> list[tuple[float, float]]:
+        """(start, end) steady times [s] of each stall the bridge reported since t0."""
+        return [(e['monotonic_s'] - 1e-3 * e['lag_ms'], e['monotonic_s'])
+                for e in mon.events_since(t0_s, 'stall')]
 
     first = unstalled(lambda: hil.nominal(mon, sc, duration_s), stalls_since, limit,
                       lambda run: nominal_verdict(nominal_view(hil, run), bound)[0])
@@ -191,8 +199,9 @@ def _run_scenarios(hil: RobotHil, procs, policy: Path, node_cfg: dict, bridge_cf
 
 def loop_figures(node_cfg: dict, diag: dict, stalled_ms: float = 0.0) -> dict:
     """The node's loop timing as its /diagnostics reported it at the end of the flight, and
-    its rate outside the time the simulated robot stalled (stalled_ms in all: a machine that
-    stops every process stops the node's ticks too)."""
+    its rate outside the time the simulated robot stalled from the enable to the end of the
+    measurement (stalled_ms: a VM that stops every process stops the node's ticks too; a
+    stall of the bridge alone would credit the node time it had)."""
     nan = float('nan')
     achieved = diag.get('achieved_rate_hz', 0.0)
     return {

@@ -52,20 +52,23 @@ def stall_note(stalls_ms: list[float], limit_ms: float, failed: bool) -> tuple[s
     return '', f' ({"; ".join(notes)})' if notes else ''
 
 
-def stall_fallback_reason(r: dict) -> str:
-    """Why a latch run's pass cannot stand in an attempt the simulated robot stalled in: its
-    first fallback names no stream of the fault ('stale:odom' for a frozen IMU), so the
-    stall, not the fault, may have caused it; '' otherwise."""
+def stall_doubt(r: dict) -> str:
+    """Why a fault run's pass cannot stand in an attempt the simulated robot stalled in
+    ('' when it can). A stall makes a stream stale, so: a tolerated fault 'safe in fallback'
+    may owe the fallback to the stall; a latch or watchdog may owe its safe tick to a stall
+    inside its judged window (1 s before onset to the safe tick: runner.unstalled)."""
     limit = r.get('stall_limit_ms', math.inf)
-    stalls = r.get('simulator_stalls_ms') or [0.0]
-    reason = r.get('fallback_reason', '')
-    streams = r.get('streams', [])
-    if r['expect'] != 'latch' or stalls[-1] < limit or not streams:
+    worst = (r.get('simulator_stalls_ms') or [0.0])[-1]
+    if worst < limit:
         return ''
-    if reason.rsplit(':', 1)[-1].split(' ')[0] in streams:
+    if r['expect'] == 'tolerate':
+        return (f'safe in fallback while the simulated robot stalled {worst:.0f} ms (the stall '
+                f'can have caused it)') if r.get('fallback') else ''
+    inside = r.get('judged_window_stall_ms', worst)
+    if inside < limit:
         return ''
-    return (f'fell back for {reason or "nothing"!r}, not a stream of the fault '
-            f'({", ".join(streams)}), while the simulated robot stalled {stalls[-1]:.0f} ms')
+    return (f'the simulated robot stalled {inside:.0f} ms between 1 s before onset and the '
+            f'safe tick (the stall can have caused it)')
 
 
 def nominal_verdict(result: dict, bound: NominalBound) -> tuple[bool, str]:
@@ -125,7 +128,7 @@ def fault_verdict(name: str, r: dict, sc: Scenario) -> tuple[bool, str]:
         reasons.append(f'in fallback before the fault began ({r.get("fallback_reason", "")})')
     if not r['recovered_safe'] and not reasons:
         reasons.append('not safe (see the JSON: damping not commanded or not level)')
-    if not reasons and (why := stall_fallback_reason(r)):
+    if not reasons and (why := stall_doubt(r)):
         reasons.append(why)
     stalled, note = stall_note(r.get('simulator_stalls_ms', []),
                                r.get('stall_limit_ms', math.inf), bool(reasons))

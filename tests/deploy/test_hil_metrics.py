@@ -93,3 +93,14 @@ def test_rate_outside_stalls_takes_the_stalled_time_off_the_span():
     assert metrics.rate_outside_stalls_hz(201, 48.0, 0.0) == pytest.approx(48.0)
     assert math.isnan(metrics.rate_outside_stalls_hz(201, 48.0, span_s))
     assert metrics.rate_outside_stalls_hz(1, 48.0, 0.0) == 0.0
+
+
+def test_stall_spans_are_clipped_to_a_window():
+    """Stalls of 30 ms ending at 1.00 s and 100 ms ending at 2.05 s: 90 ms of them inside
+    [0.99, 2.03] (10 + 80 ms), the worst overlapping [1.5, 1.96] is the 100 ms one, and
+    nothing overlaps [1.2, 1.9]."""
+    spans = [(0.97, 1.0), (1.95, 2.05)]
+    assert metrics.stalled_s(spans, 0.99, 2.03) == pytest.approx(0.09)
+    assert metrics.worst_stall_ms(spans, 1.5, 1.96) == pytest.approx(100.0)
+    assert metrics.worst_stall_ms(spans) == pytest.approx(100.0)
+    assert metrics.worst_stall_ms(spans, 1.2, 1.9) == 0.0

@@ -128,6 +128,7 @@ def nominal(mon: HilMonitor, sc: Scenario, duration_s: float) -> dict:
         'received_state_rate_hz': (len(states) - 1) / (t1 - t0) if len(states) > 1 else 0.0,
         'limit_violations': _violations(mon, sc, t_release, t1),
         'diagnostics': diag,
+        'rate_window_s': (t_release, t1),
     }
 
 
@@ -163,11 +164,13 @@ def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase) -> dict:
     elif case.expect == 'latch':
         ticks = metrics.ticks_to_safe(state_times, state_names, t_cond)
         safe = ticks is not None and ticks <= 2 and level and not crashed
+        t_safe = next((t for t, s in states if s.startswith('fallback')), t_end)
     else:
         trips = mon.events_since(onset_event['received_s'] - 1.0, 'watchdog')
         t_trip = trips[0]['monotonic_s'] if trips else None
         ticks = metrics.ticks_between(t_cond, t_trip, sc.period_s)
         safe = ticks is not None and ticks <= 2 and level and not crashed
+        t_safe = t_end if t_trip is None else t_trip
     return {
         'recovered_safe': bool(safe and violations == 0),
         'ticks_to_safe': -1 if ticks is None else int(ticks),
@@ -179,8 +182,8 @@ def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase) -> dict:
         'max_error_m': round(err, 4),
         'crashed': crashed,
         'observation_age_p99_ms': diag_number(mon, 'observation_age_p99_ms'),
-        'streams': list(case.streams),
         **metrics.fallback_facts(state_times, state_names, onset),
+        **({} if case.expect == 'tolerate' else {'judged_window_s': (onset - 1.0, t_safe)}),
     }
 
 

