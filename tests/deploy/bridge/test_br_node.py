@@ -100,12 +100,32 @@ def listener(domain_env):
 
 
 def received_over_2_s(executor, log, topics) -> dict:
-    """Messages per topic that arrived within 2 s, once discovery and start-up are past."""
+    """(arrival, msg) per topic of what arrived in 2.6 s, once discovery and start-up are
+    past."""
     assert spin_for(executor, 30.0, lambda: all(log[t] for t in topics)), 'no data from bridge'
     spin_for(executor, 0.5)
     start = time.monotonic()
-    spin_for(executor, 2.3)   # the last 0.3 s serves what arrived before start + 2 s
-    return {t: [m for arrived, m in log[t] if start <= arrived < start + 2.0] for t in topics}
+    spin_for(executor, 2.6)
+    return {t: [(arrived, m) for arrived, m in log[t] if arrived >= start] for t in topics}
+
+
+def assert_sampled_at(entries, rate_hz: float, topic: str) -> None:
+    """(arrival, msg) entries of a stream sampled at rate_hz of simulated time: stamps that
+    rise, a mean step of 1 / rate_hz within 2 % (steps over 2 periods left out: skipped
+    physics), and at least 90 % of rate_hz samples a second over 2 s of stamps. (200 Hz
+    on 2 ms physics steps alternates 4 and 6 ms steps.) Stamps, not arrival times: a loaded
+    2-core VM delays the listener (466 arrivals in a second of a 500 Hz stream,
+    2026-12-03); a bridge stalled past its 100 ms catch-up skips physics, and with it
+    samples (hence 90 %)."""
+    stamps_s = np.array([ros_msgs.stamp_to_s(m.header.stamp) for _, m in entries])
+    steps_s = np.diff(stamps_s)
+    assert np.all(steps_s > 0.0), topic
+    regular = steps_s[steps_s <= 2.0 / rate_hz]
+    assert regular.size > 0.9 * steps_s.size, topic
+    assert regular.mean() == pytest.approx(1.0 / rate_hz, rel=0.02), topic
+    window = stamps_s < stamps_s[0] + 2.0
+    assert stamps_s[-1] >= stamps_s[0] + 2.0, topic   # 2.6 s of arrivals span 2 s of stamps
+    assert window.sum() / 2.0 >= 0.9 * rate_hz, (topic, int(window.sum()))
 
 
 def spin_for(executor, duration_s, until=lambda: False):
@@ -128,14 +148,12 @@ def set_active_faults(executor, client, value):
 
 
 def test_rates_and_nan_fault_over_dds(bridge, listener):
-    """odom 200 Hz and imu 500 Hz within 5 % over 2 s; set_parameters nan_imu -> NaN imu."""
+    """odom 200 Hz and imu 500 Hz by their stamps (assert_sampled_at); set_parameters
+    nan_imu -> NaN imu."""
     _, executor, log, client = listener
-    received_by_topic = received_over_2_s(executor, log, RATES_HZ)
+    received = received_over_2_s(executor, log, RATES_HZ)
     for topic, rate_hz in RATES_HZ.items():
-        received = received_by_topic[topic]
-        assert len(received) / 2.0 == pytest.approx(rate_hz, rel=0.05), topic
-        stamps = [m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 for m in received]
-        assert (len(stamps) - 1) / (stamps[-1] - stamps[0]) == pytest.approx(rate_hz, rel=0.05)
+        assert_sampled_at(received[topic], rate_hz, topic)
     assert np.isfinite(log['imu'][-1][1].angular_velocity.x)
 
     rejected = set_active_faults(executor, client, 'nan_imu, nan_gps')
@@ -188,22 +206,14 @@ def test_commands_release_watchdog_and_reset_over_dds(bridge, listener):
 
 
 def test_quadruped_bridge_publishes_joint_states_and_imu_at_500_hz(domain_env, tmp_path):
-    """A Go2's low-level state rate: JointState (12 joints) and Imu each sampled every 2 ms
-    of simulated time (the median stamp step within 2 %), and at least 90 % of 500 samples a
-    second over 2 s of stamps. Stamps, not arrival times: a loaded 2-core machine delays
-    the listener (466 arrivals in a second, 2026-12-03); a bridge stalled past its 100 ms
-    catch-up skips physics, and with it samples (hence 90 %)."""
+    """A Go2's low-level state rate: JointState (12 joints) and Imu each at 500 Hz by their
+    stamps (assert_sampled_at)."""
     with running_bridge(tmp_path / 'sim_bridge.log', [
             '--params-file', str(QUADRUPED_PARAMS), '-p', 'joint_states_rate_hz:=500.0',
             '-p', 'imu_rate_hz:=500.0']):
         with listening(domain_env, {'joint_states': JointState, 'imu': Imu}) as (
                 _, executor, log):
-            received_over_2_s(executor, log, log)
-            for topic, entries in log.items():
-                stamps_s = np.array([ros_msgs.stamp_to_s(m.header.stamp) for _, m in entries])
-                assert np.all(np.diff(stamps_s) > 0.0), topic
-                assert np.median(np.diff(stamps_s)) == pytest.approx(2e-3, rel=0.02), topic
-                window = (stamps_s >= stamps_s[0] + 0.5) & (stamps_s < stamps_s[0] + 2.5)
-                assert window.sum() / 2.0 >= 0.9 * 500.0, (topic, window.sum())
+            for topic, entries in received_over_2_s(executor, log, log).items():
+                assert_sampled_at(entries, 500.0, topic)
             assert len(log['joint_states'][-1][1].name) == 12
             assert len(set(m.header.stamp.nanosec for _, m in log['imu'][-50:])) == 50
