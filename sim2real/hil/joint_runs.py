@@ -113,7 +113,9 @@ def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase, launch: Callable,
         safe = ticks is not None and ticks <= 2 and damped_after(mon, t_fallback, t_end)
         t_safe = t_end if t_fallback is None else t_fallback
     else:
-        trips = mon.events_since(onset_event['received_s'] - 1.0, 'watchdog')
+        # a trip before the fault began is no answer to it
+        trips = [e for e in mon.events_since(onset_event['received_s'] - 1.0, 'watchdog')
+                 if e['monotonic_s'] >= onset]
         t_safe = trips[0]['monotonic_s'] if trips else t_end
         ticks = metrics.ticks_between(t_cond, trips[0]['monotonic_s'] if trips else None,
                                       sc.period_s)

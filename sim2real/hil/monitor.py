@@ -61,6 +61,11 @@ class HilMonitor(Node):
         """(receive time, base velocity [m/s; body frame]) of each ground-truth message."""
         self.events: list[dict] = []
         self.diagnostics: dict[str, str] = {}
+        self.diagnostics_s = -np.inf
+        """Steady time the node's diagnostics above arrived [s]."""
+        self.enabled_s = -np.inf
+        """Steady time the node last answered an enable(True) [s] (its loop statistics
+        start over at an enable)."""
         self._decode = decode
         self.create_subscription(command_type, command_topic, self._on_command, 100)
         self.create_subscription(String, '/policy_node/state', self._on_state, 100)
@@ -138,6 +143,7 @@ class HilMonitor(Node):
             if status.name.startswith('policy_node'):
                 with self._lock:
                     self.diagnostics = {kv.key: kv.value for kv in status.values}
+                    self.diagnostics_s = time.monotonic()
 
     # -- queries ----------------------------------------------------------------------
     def window(self, name: str, t0_s: float, t1_s: float = float('inf')) -> list:
@@ -173,6 +179,8 @@ class HilMonitor(Node):
         answer = self._call(self._enable, SetBool.Request(data=on))
         if not answer.success:
             raise HilError(f'policy_node refused enable({on}): {answer.message}')
+        if on:
+            self.enabled_s = time.monotonic()
         return answer.message
 
     def reset_bridge(self) -> None:

@@ -155,7 +155,13 @@ def run_unstalled(mon: HilMonitor, node_cfg: dict, hil: RobotHil, sc, duration_s
         return [(e['monotonic_s'] - 1e-3 * e['lag_ms'], e['monotonic_s'])
                 for e in mon.events_since(t0_s, 'stall')]
 
-    first = unstalled(lambda: hil.nominal(mon, sc, duration_s), stalls_since, limit,
+    def nominal() -> dict:
+        """The robot's nominal run, and the span its node's loop statistics cover: from the
+        enable to the diagnostics the run read."""
+        return {**hil.nominal(mon, sc, duration_s),
+                'rate_window_s': (mon.enabled_s, mon.diagnostics_s)}
+
+    first = unstalled(nominal, stalls_since, limit,
                       lambda run: nominal_verdict(nominal_view(hil, run), bound)[0])
     faults = {c.name: unstalled(lambda c=c: hil.fault_run(mon, sc, c), stalls_since, limit,
                                 lambda r, c=c: fault_verdict(c.name, r, sc)[0])
@@ -199,8 +205,8 @@ def _run_scenarios(hil: RobotHil, procs, policy: Path, node_cfg: dict, bridge_cf
 
 def loop_figures(node_cfg: dict, diag: dict, stalled_ms: float = 0.0) -> dict:
     """The node's loop timing as its /diagnostics reported it at the end of the flight, and
-    its rate outside the time the simulated robot stalled from the enable to the end of the
-    measurement (stalled_ms: a VM that stops every process stops the node's ticks too; a
+    its rate outside the time the simulated robot stalled from the enable to those
+    diagnostics (stalled_ms: a VM that stops every process stops the node's ticks too; a
     stall of the bridge alone would credit the node time it had)."""
     nan = float('nan')
     achieved = diag.get('achieved_rate_hz', 0.0)

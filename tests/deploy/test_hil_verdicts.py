@@ -144,6 +144,13 @@ def test_unstalled_reruns_only_failed_attempts_that_stalled():
     assert n == 3 and out['simulator_stalls_ms'] == [90.0, 40.0, 12.0] and not out['passed']
     out, n = attempts([(90.0, False)] * (STALL_ATTEMPTS + 1))
     assert n == STALL_ATTEMPTS and out['stall_limit_ms'] == 25.0
+    # a fault run's judged window: the worst stall overlapping it, 0 when none does
+    stall = [(15.0, 15.09)]
+    for window, inside_ms in (((14.0, 15.01), 90.0), ((15.2, 16.0), 0.0)):
+        out = unstalled(lambda w=window: {'judged_window_s': w}, lambda _t0: stall, 25.0,
+                        lambda r: True)
+        assert out['judged_window_stall_ms'] == inside_ms
+        assert out['simulator_stalled_ms'] == 0.0   # no rate window: no credit
 
 
 def test_the_stall_limit_is_half_the_shortest_sensor_timeout():

@@ -166,7 +166,9 @@ def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase) -> dict:
         safe = ticks is not None and ticks <= 2 and level and not crashed
         t_safe = next((t for t, s in states if s.startswith('fallback')), t_end)
     else:
-        trips = mon.events_since(onset_event['received_s'] - 1.0, 'watchdog')
+        # a trip before the fault began is no answer to it
+        trips = [e for e in mon.events_since(onset_event['received_s'] - 1.0, 'watchdog')
+                 if e['monotonic_s'] >= onset]
         t_trip = trips[0]['monotonic_s'] if trips else None
         ticks = metrics.ticks_between(t_cond, t_trip, sc.period_s)
         safe = ticks is not None and ticks <= 2 and level and not crashed

@@ -110,22 +110,19 @@ def received_over_2_s(executor, log, topics) -> dict:
 
 
 def assert_sampled_at(entries, rate_hz: float, topic: str) -> None:
-    """(arrival, msg) entries of a stream sampled at rate_hz of simulated time: stamps that
-    rise, a mean step of 1 / rate_hz within 2 % (steps over 2 periods left out: skipped
-    physics), and at least 90 % of rate_hz samples a second over 2 s of stamps. (200 Hz
-    on 2 ms physics steps alternates 4 and 6 ms steps.) Stamps, not arrival times: a loaded
-    2-core VM delays the listener (466 arrivals in a second of a 500 Hz stream,
-    2026-12-03); a bridge stalled past its 100 ms catch-up skips physics, and with it
-    samples (hence 90 %)."""
+    """(arrival, msg) entries of a stream sampled at rate_hz of simulated time, over 2 s of
+    stamps: stamps that rise, at least 90 % of the steps regular (shorter than 1.5 periods:
+    a lost sample or skipped physics makes a longer one), and their mean 1 / rate_hz within
+    2 % (200 Hz on 2 ms physics steps alternates 4 and 6 ms). Stamps, not arrival times: a
+    loaded 2-core VM delays the listener (466 arrivals in a second of a 500 Hz stream,
+    2026-12-03), and a bridge stalled past its 100 ms catch-up skips physics."""
     stamps_s = np.array([ros_msgs.stamp_to_s(m.header.stamp) for _, m in entries])
+    assert stamps_s[-1] >= stamps_s[0] + 2.0, topic   # 2.6 s of arrivals span 2 s of stamps
     steps_s = np.diff(stamps_s)
     assert np.all(steps_s > 0.0), topic
-    regular = steps_s[steps_s <= 2.0 / rate_hz]
-    assert regular.size > 0.9 * steps_s.size, topic
+    regular = steps_s[steps_s < 1.5 / rate_hz]
+    assert regular.size >= 0.9 * steps_s.size, (topic, regular.size, steps_s.size)
     assert regular.mean() == pytest.approx(1.0 / rate_hz, rel=0.02), topic
-    window = stamps_s < stamps_s[0] + 2.0
-    assert stamps_s[-1] >= stamps_s[0] + 2.0, topic   # 2.6 s of arrivals span 2 s of stamps
-    assert window.sum() / 2.0 >= 0.9 * rate_hz, (topic, int(window.sum()))
 
 
 def spin_for(executor, duration_s, until=lambda: False):

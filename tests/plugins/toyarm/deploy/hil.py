@@ -121,7 +121,6 @@ def nominal(mon: HilMonitor, sc: Scenario, duration_s: float) -> dict:
         'received_state_rate_hz': (len(states) - 1) / (t1 - t0) if len(states) > 1 else 0.0,
         'limit_violations': joint_runs.violations(mon, sc, t_enable, t1),
         'diagnostics': {k: float(v) for k, v in mon.diagnostics.items() if is_number(v)},
-        'rate_window_s': (t_enable, t1),
     }
 
 
