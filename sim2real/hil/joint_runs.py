@@ -15,7 +15,8 @@ import numpy as np
 
 from sim2real.hil import metrics
 from sim2real.hil.monitor import HilMonitor
-from sim2real.hil.scenarios import condition_time, FaultCase, Scenario
+from sim2real.hil.scenarios import (
+    condition_time, FaultCase, judged_window, Scenario, watchdog_trip_s)
 
 
 def limits_in_contract_order(node: dict, joint_names) -> tuple[np.ndarray, np.ndarray]:
@@ -106,19 +107,16 @@ def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase, launch: Callable,
     fell_now = fell(mon, onset, t_end)
     t_cond = condition_time(mon, sc, case, onset_event)
     if case.expect == 'tolerate':
-        ticks = 0
+        ticks, t_safe = 0, t_end
         safe = not fell_now or t_fallback is not None
     elif case.expect == 'latch':
         ticks = metrics.ticks_to_safe(state_times, state_names, t_cond)
         safe = ticks is not None and ticks <= 2 and damped_after(mon, t_fallback, t_end)
         t_safe = t_end if t_fallback is None else t_fallback
     else:
-        # a trip before the fault began is no answer to it
-        trips = [e for e in mon.events_since(onset_event['received_s'] - 1.0, 'watchdog')
-                 if e['monotonic_s'] >= onset]
-        t_safe = trips[0]['monotonic_s'] if trips else t_end
-        ticks = metrics.ticks_between(t_cond, trips[0]['monotonic_s'] if trips else None,
-                                      sc.period_s)
+        t_trip = watchdog_trip_s(mon, onset_event)
+        t_safe = t_end if t_trip is None else t_trip
+        ticks = metrics.ticks_between(t_cond, t_trip, sc.period_s)
         safe = ticks is not None and ticks <= 2
     return {
         'recovered_safe': bool(safe and count == 0),
@@ -131,5 +129,5 @@ def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase, launch: Callable,
         'condition_after_onset_s': round(t_cond - onset, 4),
         'fallback_after_onset_s': None if t_fallback is None else round(t_fallback - onset, 4),
         **metrics.fallback_facts(state_times, state_names, onset),
-        **({} if case.expect == 'tolerate' else {'judged_window_s': (onset - 1.0, t_safe)}),
+        **judged_window(case, onset, t_safe),
     }

@@ -93,3 +93,23 @@ def diag_number(mon: HilMonitor, key: str) -> float:
     """A figure of the node's latest diagnostics (since its last enable), NaN if absent."""
     value = mon.diagnostics.get(key, '')
     return float(value) if is_number(value) else math.nan
+
+
+LOOKBACK_S = 1.0
+"""How far before the onset's arrival a fault's bridge events are looked for [s]."""
+
+
+def watchdog_trip_s(mon: HilMonitor, onset: dict) -> float | None:
+    """Steady time of the bridge's first driver-watchdog trip at or after the fault's onset
+    (a trip before the fault began is no answer to it); None without one."""
+    events = mon.events_since(onset['received_s'] - LOOKBACK_S, 'watchdog')
+    trips = [e['monotonic_s'] for e in events if e['monotonic_s'] >= onset['monotonic_s']]
+    return trips[0] if trips else None
+
+
+def judged_window(case: FaultCase, onset_s: float, t_safe_s: float) -> dict:
+    """{'judged_window_s': (LOOKBACK_S before onset, the safe tick)} for a latch or watchdog,
+    where a simulator stall can fake the outcome (verdicts.stall_doubt); {} for tolerate."""
+    if case.expect == 'tolerate':
+        return {}
+    return {'judged_window_s': (onset_s - LOOKBACK_S, t_safe_s)}

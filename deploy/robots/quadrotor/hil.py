@@ -19,7 +19,8 @@ from sim2real.deploy import ros_msgs
 from sim2real.hil import metrics
 from sim2real.hil.monitor import HilMonitor
 from sim2real.hil.robot import RobotHil
-from sim2real.hil.scenarios import condition_time, diag_number, FaultCase, is_number, Scenario
+from sim2real.hil.scenarios import (
+    condition_time, diag_number, FaultCase, is_number, judged_window, Scenario, watchdog_trip_s)
 from sim2real.hil.verdicts import NominalBound
 
 NOMINAL_ERROR_M = 0.1
@@ -159,17 +160,14 @@ def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase) -> dict:
     t_cond = condition_time(mon, sc, case, onset_event)
     err = metrics.max_error_m(times, pos, target_w(sc), onset, t_end)
     if case.expect == 'tolerate':
-        ticks = 0
+        ticks, t_safe = 0, t_end
         safe = not crashed and (err <= sc.tolerate_error_m or fell_back)
     elif case.expect == 'latch':
         ticks = metrics.ticks_to_safe(state_times, state_names, t_cond)
         safe = ticks is not None and ticks <= 2 and level and not crashed
         t_safe = next((t for t, s in states if s.startswith('fallback')), t_end)
     else:
-        # a trip before the fault began is no answer to it
-        trips = [e for e in mon.events_since(onset_event['received_s'] - 1.0, 'watchdog')
-                 if e['monotonic_s'] >= onset]
-        t_trip = trips[0]['monotonic_s'] if trips else None
+        t_trip = watchdog_trip_s(mon, onset_event)
         ticks = metrics.ticks_between(t_cond, t_trip, sc.period_s)
         safe = ticks is not None and ticks <= 2 and level and not crashed
         t_safe = t_end if t_trip is None else t_trip
@@ -185,7 +183,7 @@ def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase) -> dict:
         'crashed': crashed,
         'observation_age_p99_ms': diag_number(mon, 'observation_age_p99_ms'),
         **metrics.fallback_facts(state_times, state_names, onset),
-        **({} if case.expect == 'tolerate' else {'judged_window_s': (onset - 1.0, t_safe)}),
+        **judged_window(case, onset, t_safe),
     }
 
 
