@@ -4,9 +4,12 @@ The usual curriculum for blind legged locomotion: learn to walk on flat ground, 
 that gait onto rough terrain (Rudin et al. 2022, arXiv:2109.11978, train rough from scratch on
 a GPU; on a CPU the flat stage is the cheap part). The policy's inputs and outputs must mean
 the same in both runs: the same policy observation terms (function, size, scale, clip; the
-noise may differ), the same action term and the same actor layout. The critic is not copied:
-its privileged inputs differ between tasks (terrain heights on rough ground), so it starts
-fresh, as does the optimizer.
+noise may differ), the same action term and the same actor layout. The critic is copied only
+from a checkpoint whose critic sees the same inputs through the same layers (a fine-tune of
+the same task, say with other randomization draws): a fresh critic's first advantages are
+noise, and PPO's first updates on them undo part of what the actor knew. Between tasks the
+privileged inputs differ (terrain heights on rough ground), so the critic starts fresh. The
+optimizer always does.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from sim2real.rl.checkpoint import (
 log = logging.getLogger(__name__)
 
 _POLICY_PREFIXES = ('actor.', 'log_std', 'policy_normalizer.')
+_VALUE_PREFIXES = ('critic', 'targets.')   # PPO's critic, SAC's critics and their targets
 _TERM_FIELDS = ('func', 'params', 'scale', 'clip')
 
 
@@ -67,6 +71,21 @@ def policy_interface(config: dict) -> dict:
         'actor hidden dims': list(policy['actor_hidden_dims']),
         'activation': policy['activation'],
         'normalize_obs': policy['normalize_obs'],
+    }
+
+
+def critic_interface(config: dict) -> dict:
+    """What the critic's inputs and layers are in a run's stored config."""
+    terms = config['env']['observations']['critic']['terms']
+    policy = config.get('algo_cfg', config.get('ppo'))['policy']
+    return {
+        'critic observations': [
+            {'name': name, **{k: term.get(k) for k in _TERM_FIELDS}}
+            for name, term in terms.items()],
+        'critic observation size': config['obs_dims']['critic'],
+        'algorithm': config.get('algo', 'ppo'),
+        'critic hidden dims': list(policy.get('critic_hidden_dims', ())),
+        'activation': policy['activation'],
     }
 
 
@@ -116,11 +135,20 @@ def warm_start(network: nn.Module, source: str | os.PathLike, config: dict,
     if mismatches:
         raise ValueError(f'cannot start this policy from {path}: its interface differs:\n  '
                          + '\n  '.join(mismatches))
-    policy_state = {k: v for k, v in state['model'].items() if k.startswith(_POLICY_PREFIXES)}
-    missing, unexpected = network.load_state_dict(policy_state, strict=False)
-    not_loaded = [k for k in missing if k.startswith(_POLICY_PREFIXES)]
-    if not_loaded or unexpected:
-        raise CheckpointError(f'{path}: policy weights {not_loaded or unexpected} do not fit')
-    log.info('policy (actor, action std, observation normalizer) from %s, iteration %s; '
-             'critic and optimizer fresh', path, state.get('iteration'))
+    prefixes = _POLICY_PREFIXES
+    critic_differs = interface_mismatches(critic_interface(state['config']),
+                                          critic_interface(config))
+    if not critic_differs:
+        prefixes += _VALUE_PREFIXES
+    loaded = {k: v for k, v in state['model'].items() if k.startswith(prefixes)}
+    own = network.state_dict()
+    misfit = [k for k, v in loaded.items() if k not in own or own[k].shape != v.shape]
+    missing = [k for k in own if k.startswith(prefixes) and k not in loaded]
+    if misfit or missing:
+        raise CheckpointError(f'{path}: weights {misfit or missing} do not fit this run')
+    network.load_state_dict(loaded, strict=False)
+    log.info('policy (actor, action std, observation normalizer) from %s, iteration %s; %s',
+             path, state.get('iteration'),
+             'critic from it too, optimizer fresh' if not critic_differs else
+             'critic and optimizer fresh (its critic differs: %s)' % '; '.join(critic_differs))
     return path

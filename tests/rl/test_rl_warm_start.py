@@ -57,6 +57,38 @@ def test_rough_policy_starts_from_the_flat_policy(flat_run):
     assert state['critic.0.weight'].shape == (256, 169)
 
 
+def test_a_fine_tune_of_the_same_task_takes_the_critic_too(flat_run):
+    """From a quadruped-flat checkpoint into quadruped-flat: the critic and its normalizer are
+    copied bit for bit as well (9 tensors: 3 layers, mean, var, count), so the first advantages are not noise."""
+    source = load_checkpoint(latest_checkpoint(flat_run))['model']
+    actor_critic, config = _target('quadruped-flat')
+    warm_start(actor_critic, flat_run, config)
+    state = actor_critic.state_dict()
+    critic = [k for k in source if k.startswith(('critic.', 'critic_normalizer.'))]
+    assert len(critic) == 9 and float(source['critic_normalizer.count']) > 0
+    for key in source:
+        torch.testing.assert_close(state[key], source[key], rtol=0, atol=0)
+
+
+def test_a_critic_of_other_layers_stays_fresh(flat_run):
+    """The same task with critic layers (128, 128) against the source's: actor copied, critic
+    left as initialized (it could not be loaded), and no error."""
+    env = build_env('quadruped-flat', seed=1, num_envs=ENVS, num_threads=1)
+    train_cfg = copy.deepcopy(get_task('quadruped-flat').train)
+    train_cfg.ppo.policy.critic_hidden_dims = (128, 128)
+    ppo = PPO(env.obs_dims['policy'], env.obs_dims['critic'], env.num_actions, ENVS,
+              train_cfg.ppo)
+    config = run_config(TrainArgs('quadruped-flat'), env, train_cfg, RunnerCfg())
+    fresh = {k: v.clone() for k, v in ppo.actor_critic.state_dict().items()
+             if k.startswith('critic')}
+    warm_start(ppo.actor_critic, flat_run, config)
+    source = load_checkpoint(latest_checkpoint(flat_run))['model']
+    torch.testing.assert_close(ppo.actor_critic.state_dict()['actor.0.weight'],
+                               source['actor.0.weight'], rtol=0, atol=0)
+    for key, value in fresh.items():
+        torch.testing.assert_close(ppo.actor_critic.state_dict()[key], value, rtol=0, atol=0)
+
+
 def test_a_changed_observation_scale_is_refused_by_name(flat_run, tmp_path):
     """A source whose joint_vel scale differs (0.05 -> 0.1) is refused, naming term and field."""
     state = load_checkpoint(latest_checkpoint(flat_run))
