@@ -59,7 +59,8 @@ def test_rough_policy_starts_from_the_flat_policy(flat_run):
 
 def test_a_fine_tune_of_the_same_task_takes_the_critic_too(flat_run):
     """From a quadruped-flat checkpoint into quadruped-flat: the critic and its normalizer are
-    copied bit for bit as well (9 tensors: 3 layers, mean, var, count), so the first advantages are not noise."""
+    copied bit for bit as well (9 tensors: 3 layers, mean, var, count), so the first
+    advantages are not noise."""
     source = load_checkpoint(latest_checkpoint(flat_run))['model']
     actor_critic, config = _target('quadruped-flat')
     warm_start(actor_critic, flat_run, config)
