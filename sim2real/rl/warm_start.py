@@ -5,8 +5,9 @@ that gait onto rough terrain (Rudin et al. 2022, arXiv:2109.11978, train rough f
 a GPU; on a CPU the flat stage is the cheap part). The policy's inputs and outputs must mean
 the same in both runs: the same policy observation terms (function, size, scale, clip; the
 noise may differ), the same action term and the same actor layout. The critic is copied only
-from a checkpoint whose critic sees the same inputs through the same layers (a fine-tune of
-the same task, say with other randomization draws): a fresh critic's first advantages are
+from a checkpoint whose critic sees the same inputs through the same layers and predicts the
+same returns (rewards, discount; a fine-tune of the same task, say with other randomization
+draws): a fresh critic's first advantages are
 noise, and PPO's first updates on them undo part of what the actor knew. Between tasks the
 privileged inputs differ (terrain heights on rough ground), so the critic starts fresh. The
 optimizer always does.
@@ -74,10 +75,19 @@ def policy_interface(config: dict) -> dict:
     }
 
 
+_VALUE_FIELDS = ('gamma', 'n_step', 'only_positive_rewards', 'critic_atoms', 'q_min',
+                 'q_max', 'critic_layer_norm', 'action_bound')
+"""Algorithm settings that change what a critic predicts or how it is built (those a run's
+algorithm lacks read as None)."""
+
+
 def critic_interface(config: dict) -> dict:
-    """What the critic's inputs and layers are in a run's stored config."""
-    terms = config['env']['observations']['critic']['terms']
-    policy = config.get('algo_cfg', config.get('ppo'))['policy']
+    """What the critic's inputs, layers and targets are in a run's stored config: its
+    observations, its layers and the rewards and discounting it predicts."""
+    env = config['env']
+    terms = env['observations']['critic']['terms']
+    algo = config.get('algo_cfg', config.get('ppo'))
+    policy = algo['policy']
     return {
         'critic observations': [
             {'name': name, **{k: term.get(k) for k in _TERM_FIELDS}}
@@ -86,33 +96,50 @@ def critic_interface(config: dict) -> dict:
         'algorithm': config.get('algo', 'ppo'),
         'critic hidden dims': list(policy.get('critic_hidden_dims', ())),
         'activation': policy['activation'],
+        'rewards': env.get('rewards'),
+        **{name: algo.get(name, policy.get(name)) for name in _VALUE_FIELDS},
     }
 
 
 def interface_mismatches(source: dict, target: dict) -> list[str]:
-    """One line per field of policy_interface() that differs between two runs."""
+    """One line per field of policy_interface() or critic_interface() that differs between
+    two runs."""
     lines = []
     for key in target:
         if source.get(key) == target[key]:
             continue
-        if key == 'policy observations':
+        if key in ('policy observations', 'critic observations'):
+            group = key.split()[0]
             names = [t['name'] for t in source[key]], [t['name'] for t in target[key]]
             if names[0] != names[1]:
-                lines.append(f'policy observation terms {names[0]} vs {names[1]}')
+                lines.append(f'{group} observation terms {names[0]} vs {names[1]}')
             for old, new in zip(source[key], target[key]):
                 for field in _TERM_FIELDS:
                     if old['name'] == new['name'] and old[field] != new[field]:
-                        lines.append(f'observation "{new["name"]}" {field}: '
+                        where = '' if group == 'policy' else 'critic '
+                        lines.append(f'{where}observation "{new["name"]}" {field}: '
                                      f'{old[field]!r} vs {new[field]!r}')
+        elif key == 'rewards':
+            old, new = source.get(key) or {}, target[key] or {}
+            changed = sorted(n for n in set(old) | set(new) if old.get(n) != new.get(n))
+            lines.append(f'reward terms {changed}')
         else:
             lines.append(f'{key}: {source.get(key)!r} vs {target[key]!r}')
     return lines
 
 
+def _misfits(source: dict, own: dict, prefixes: tuple) -> list[str]:
+    """Keys under prefixes that one state dict lacks or holds with another shape."""
+    keys = {k for k in (*source, *own) if k.startswith(prefixes)}
+    return sorted(k for k in keys if k not in source or k not in own
+                  or source[k].shape != own[k].shape)
+
+
 def warm_start(network: nn.Module, source: str | os.PathLike, config: dict,
                env_contract=None) -> Path:
     """Load actor, log-std and policy normalizer from source into an algorithm's network
-    (PPO's actor-critic, SAC's model; the same algorithm as the source's).
+    (PPO's actor-critic, SAC's model; the same algorithm as the source's), and the critic
+    when critic_interface() is the same in both runs and its weights fit.
 
     config is the target run's stored config (training.train writes it); raises ValueError
     naming every field in which the two policies' interfaces differ. Returns the checkpoint.
@@ -135,18 +162,21 @@ def warm_start(network: nn.Module, source: str | os.PathLike, config: dict,
     if mismatches:
         raise ValueError(f'cannot start this policy from {path}: its interface differs:\n  '
                          + '\n  '.join(mismatches))
+    own = network.state_dict()
+    policy_misfit = _misfits(state['model'], own, _POLICY_PREFIXES)
+    if policy_misfit:
+        raise CheckpointError(f'{path}: policy weights {policy_misfit} do not fit this run')
     prefixes = _POLICY_PREFIXES
     critic_differs = interface_mismatches(critic_interface(state['config']),
                                           critic_interface(config))
     if not critic_differs:
-        prefixes += _VALUE_PREFIXES
-    loaded = {k: v for k, v in state['model'].items() if k.startswith(prefixes)}
-    own = network.state_dict()
-    misfit = [k for k, v in loaded.items() if k not in own or own[k].shape != v.shape]
-    missing = [k for k in own if k.startswith(prefixes) and k not in loaded]
-    if misfit or missing:
-        raise CheckpointError(f'{path}: weights {misfit or missing} do not fit this run')
-    network.load_state_dict(loaded, strict=False)
+        critic_misfit = _misfits(state['model'], own, _VALUE_PREFIXES)
+        if critic_misfit:
+            critic_differs = [f'its critic weights {critic_misfit} do not fit']
+        else:
+            prefixes += _VALUE_PREFIXES
+    network.load_state_dict(
+        {k: v for k, v in state['model'].items() if k.startswith(prefixes)}, strict=False)
     log.info('policy (actor, action std, observation normalizer) from %s, iteration %s; %s',
              path, state.get('iteration'),
              'critic from it too, optimizer fresh' if not critic_differs else

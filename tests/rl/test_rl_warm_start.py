@@ -90,6 +90,31 @@ def test_a_critic_of_other_layers_stays_fresh(flat_run):
         torch.testing.assert_close(ppo.actor_critic.state_dict()[key], value, rtol=0, atol=0)
 
 
+@pytest.mark.parametrize('edit,reason', [
+    (lambda c: c['env']['rewards']['joint_torques'].update(weight=-1.0),
+     "reward terms ['joint_torques']"),
+    (lambda c: c['algo_cfg'].update(gamma=0.9), 'gamma: 0.9 vs'),
+])
+def test_a_critic_that_predicts_other_returns_stays_fresh(flat_run, tmp_path, caplog, edit,
+                                                          reason):
+    """A source trained on another reward weight or discount: the actor is copied, the critic
+    (which predicts those returns) is not, and the log names the difference."""
+    state = load_checkpoint(latest_checkpoint(flat_run))
+    edit(state['config'])
+    edited = save_checkpoint(tmp_path / 'edited.pt', state)
+    actor_critic, config = _target('quadruped-flat')
+    fresh = {k: v.clone() for k, v in actor_critic.state_dict().items()
+             if k.startswith('critic')}
+    with caplog.at_level('INFO', logger='sim2real.rl.warm_start'):
+        warm_start(actor_critic, edited, config)
+    state_now = actor_critic.state_dict()
+    torch.testing.assert_close(state_now['actor.0.weight'], state['model']['actor.0.weight'],
+                               rtol=0, atol=0)
+    for key, value in fresh.items():
+        torch.testing.assert_close(state_now[key], value, rtol=0, atol=0)
+    assert 'critic and optimizer fresh' in caplog.text and reason in caplog.text, caplog.text
+
+
 def test_a_changed_observation_scale_is_refused_by_name(flat_run, tmp_path):
     """A source whose joint_vel scale differs (0.05 -> 0.1) is refused, naming term and field."""
     state = load_checkpoint(latest_checkpoint(flat_run))
