@@ -56,15 +56,18 @@ def _bounds_only(value):
     return value
 
 
+def _observation_terms(env: dict, group: str) -> list[dict]:
+    """Name, function, params, scale and clip of each term of an observation group."""
+    return [{'name': name, **{k: term.get(k) for k in _TERM_FIELDS}}
+            for name, term in env['observations'][group]['terms'].items()]
+
+
 def policy_interface(config: dict) -> dict:
     """What the actor's inputs and outputs mean in a run's stored config."""
     env = config['env']
-    terms = env['observations']['policy']['terms']
     policy = config.get('algo_cfg', config.get('ppo'))['policy']   # before the seam: PPO's
     return {
-        'policy observations': [
-            {'name': name, **{k: term.get(k) for k in _TERM_FIELDS}}
-            for name, term in terms.items()],
+        'policy observations': _observation_terms(env, 'policy'),
         'policy observation size': config['obs_dims']['policy'],
         'action': _bounds_only(env['action']),
         'actions': config['num_actions'],
@@ -75,8 +78,8 @@ def policy_interface(config: dict) -> dict:
     }
 
 
-_VALUE_FIELDS = ('gamma', 'n_step', 'only_positive_rewards', 'critic_atoms', 'q_min',
-                 'q_max', 'critic_layer_norm', 'action_bound')
+_VALUE_FIELDS = ('gamma', 'n_step', 'critic_atoms', 'q_min', 'q_max', 'critic_layer_norm',
+                 'action_bound')
 """Algorithm settings that change what a critic predicts or how it is built (those a run's
 algorithm lacks read as None)."""
 
@@ -85,18 +88,16 @@ def critic_interface(config: dict) -> dict:
     """What the critic's inputs, layers and targets are in a run's stored config: its
     observations, its layers and the rewards and discounting it predicts."""
     env = config['env']
-    terms = env['observations']['critic']['terms']
     algo = config.get('algo_cfg', config.get('ppo'))
     policy = algo['policy']
     return {
-        'critic observations': [
-            {'name': name, **{k: term.get(k) for k in _TERM_FIELDS}}
-            for name, term in terms.items()],
+        'critic observations': _observation_terms(env, 'critic'),
         'critic observation size': config['obs_dims']['critic'],
         'algorithm': config.get('algo', 'ppo'),
         'critic hidden dims': list(policy.get('critic_hidden_dims', ())),
         'activation': policy['activation'],
         'rewards': env.get('rewards'),
+        'only positive rewards': env.get('only_positive_rewards'),
         **{name: algo.get(name, policy.get(name)) for name in _VALUE_FIELDS},
     }
 
