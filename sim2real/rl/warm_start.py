@@ -3,12 +3,13 @@
 The usual curriculum for blind legged locomotion: learn to walk on flat ground, then carry
 that gait onto rough terrain (Rudin et al. 2022, arXiv:2109.11978, train rough from scratch on
 a GPU; on a CPU the flat stage is the cheap part). The policy's inputs and outputs must mean
-the same in both runs: the same policy observation terms (function, size, scale, clip; the
-noise may differ), the same action term and the same actor layout. The critic is copied only
-from a checkpoint whose critic sees the same inputs through the same layers and predicts the
-same returns (rewards, discount; a fine-tune of the same task, say with other randomization
-draws): a fresh critic's first advantages are
-noise, and PPO's first updates on them undo part of what the actor knew. Between tasks the
+the same in both runs: the same policy observation terms (function, size, scale, clip,
+history; the noise may differ), or the source's followed by added terms whose inputs start at
+zero weight (rl/widen_inputs.py: hover -> track), the same action term and actor layout.
+The critic is copied only from a checkpoint whose critic sees the same inputs through the
+same layers and predicts the same returns (rewards, discount; a fine-tune of the same task,
+say with other randomization draws): a fresh critic's first advantages are noise, and PPO's
+first updates on them undo part of what the actor knew. Between tasks the
 privileged inputs differ (terrain heights on rough ground), so the critic starts fresh. The
 optimizer always does.
 """
@@ -23,12 +24,13 @@ from torch import nn
 
 from sim2real.rl.checkpoint import (
     CheckpointError, latest_checkpoint, load_checkpoint, plain_config)
+from sim2real.rl.widen_inputs import appended, widen_policy_inputs
 
 log = logging.getLogger(__name__)
 
 _POLICY_PREFIXES = ('actor.', 'log_std', 'policy_normalizer.')
 _VALUE_PREFIXES = ('critic', 'targets.')   # PPO's critic, SAC's critics and their targets
-_TERM_FIELDS = ('func', 'params', 'scale', 'clip')
+_TERM_FIELDS = ('func', 'params', 'scale', 'clip', 'history_length')
 
 
 def source_checkpoint(source: str | os.PathLike) -> Path:
@@ -159,25 +161,36 @@ def warm_start(network: nn.Module, source: str | os.PathLike, config: dict,
     state = load_checkpoint(path)
     if 'model' not in state or 'config' not in state:
         raise CheckpointError(f'{path} is not a training checkpoint (no model or config)')
-    mismatches = interface_mismatches(policy_interface(state['config']), policy_interface(config))
+    source_if, own_if = policy_interface(state['config']), policy_interface(config)
+    added = appended(source_if['policy observations'], own_if['policy observations'])
+    if added is not None:   # compare what the two share; the added inputs start at zero weight
+        own_if = {**own_if, 'policy observations': source_if['policy observations'],
+                  'policy observation size': source_if['policy observation size']}
+    mismatches = interface_mismatches(source_if, own_if)
     if mismatches:
         raise ValueError(f'cannot start this policy from {path}: its interface differs:\n  '
                          + '\n  '.join(mismatches))
     own = network.state_dict()
-    policy_misfit = _misfits(state['model'], own, _POLICY_PREFIXES)
+    model = state['model']
+    if added is not None:
+        model = widen_policy_inputs(model, config['obs_dims']['policy'])
+    policy_misfit = _misfits(model, own, _POLICY_PREFIXES)
     if policy_misfit:
         raise CheckpointError(f'{path}: policy weights {policy_misfit} do not fit this run')
     prefixes = _POLICY_PREFIXES
     critic_differs = interface_mismatches(critic_interface(state['config']),
                                           critic_interface(config))
     if not critic_differs:
-        critic_misfit = _misfits(state['model'], own, _VALUE_PREFIXES)
+        critic_misfit = _misfits(model, own, _VALUE_PREFIXES)
         if critic_misfit:
             critic_differs = [f'its critic weights {critic_misfit} do not fit']
         else:
             prefixes += _VALUE_PREFIXES
     network.load_state_dict(
-        {k: v for k, v in state['model'].items() if k.startswith(prefixes)}, strict=False)
+        {k: v for k, v in model.items() if k.startswith(prefixes)}, strict=False)
+    if added is not None:
+        log.info('policy observation terms added after the source ones: %s (zero weights)',
+                 ', '.join(t['name'] for t in added))
     log.info('policy (actor, action std, observation normalizer) from %s, iteration %s; %s',
              path, state.get('iteration'),
              'critic from it too, optimizer fresh' if not critic_differs else

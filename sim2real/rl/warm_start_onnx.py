@@ -11,6 +11,7 @@ within ``MATCH_TOL``, or nothing of the run is kept.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from pathlib import Path
@@ -23,6 +24,7 @@ from sim2real.contract import Contract
 from sim2real.contract_digest import contract_differences
 from sim2real.onnx_io import cpu_session, load_model
 from sim2real.rl.checkpoint import CheckpointError
+from sim2real.rl.widen_inputs import appended, first_layer_key, widen_policy_inputs
 
 log = logging.getLogger(__name__)
 
@@ -87,9 +89,22 @@ def interface_differences(stored: Contract, ours: Contract) -> tuple[list[str], 
     return refused, [p for p in paths if p not in refused]
 
 
+def added_terms(stored: Contract, ours: Contract) -> list:
+    """Observation terms our contract appends to the file's (the file's terms first, equal
+    but for their noise), or None."""
+    def meaning(terms):
+        return [dataclasses.replace(t, noise_std=0.0) for t in terms]
+    return appended(meaning(stored.observations), meaning(ours.observations))
+
+
 def _load(actor_critic, tensors: dict[str, torch.Tensor], path: Path) -> None:
-    """Copy the file's actor weights and statistics into actor_critic."""
+    """Copy the file's actor weights and statistics into actor_critic (zero weights on the
+    inputs it appends to the file's)."""
     state = actor_critic.state_dict()
+    norm = actor_critic.policy_normalizer
+    first = first_layer_key(state)
+    if first in tensors and tensors[first].shape[1] < state[first].shape[1]:
+        tensors = widen_policy_inputs(tensors, state[first].shape[1], std_eps=norm.eps)
     actor = {k: v for k, v in tensors.items() if k.startswith('actor.')}
     expected = {k: tuple(v.shape) for k, v in state.items() if k.startswith('actor.')}
     got = {k: tuple(v.shape) for k, v in actor.items()}
@@ -99,7 +114,6 @@ def _load(actor_critic, tensors: dict[str, torch.Tensor], path: Path) -> None:
     with torch.no_grad():
         for name, value in actor.items():
             state[name].copy_(value)
-        norm = actor_critic.policy_normalizer
         if actor_critic.cfg.normalize_obs and 'mean' not in tensors:
             raise CheckpointError(f'{path}: the file has no observation normalizer and this '
                                   'run normalizes its observations (policy.normalize_obs)')
@@ -121,7 +135,8 @@ def _max_deviation(actor_critic, path: Path) -> float:
     with torch.no_grad():
         ours = policy(probe).numpy()
     session = cpu_session(path)
-    theirs = session.run(None, {session.get_inputs()[0].name: probe.numpy()})[0]
+    inputs = session.get_inputs()[0]   # the file reads the first of ours when we append terms
+    theirs = session.run(None, {inputs.name: probe[:, :inputs.shape[-1]].numpy()})[0]
     return float(np.abs(ours - theirs).max())
 
 
@@ -130,7 +145,10 @@ def warm_start_from_onnx(actor_critic, path: str | Path, stored: Contract,
     """Load a policy file's actor and normalizer into a PPO actor-critic, after checking
     that the file's contract gives the policy the same inputs and outputs as this run's."""
     path = Path(path)
-    refused, differing = interface_differences(stored, ours)
+    added = added_terms(stored, ours)
+    shared = ours if added is None else dataclasses.replace(
+        ours, observations=ours.observations[:len(stored.observations)])
+    refused, differing = interface_differences(stored, shared)
     if refused:
         raise ValueError(f'cannot start this policy from {path}: its interface differs:\n  '
                          + '\n  '.join(refused))
@@ -154,5 +172,8 @@ def warm_start_from_onnx(actor_critic, path: str | Path, stored: Contract,
         fields = sorted({re.sub(r'\[\d+\]', '', p) for p in differing})
         log.warning('starting from %s, trained where these contract fields differ: %s',
                     path, ', '.join(fields))
+    if added is not None:
+        log.info('policy observation terms added after the file ones: %s (zero weights)',
+                 ', '.join(t.name for t in added))
     log.info('policy (actor, observation normalizer) from %s; matches the file within %.1e; '
              'action std from init_noise_std, critic and optimizer fresh', path, deviation)
