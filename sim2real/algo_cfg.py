@@ -82,6 +82,10 @@ class PPOCfg:
     """Upper clamp of the adaptive learning rate."""
     normalize_advantage: bool = True
     """Standardize advantages over the whole rollout before the update."""
+    critic_warmup_iterations: int = 0
+    """Updates at the start of a run that train the critic alone: the actor, its std and
+    the learning rate stay as they are. For a policy started from another run (`--init-from`)
+    with a fresh critic, whose first advantages are noise."""
     policy: PolicyCfg = field(default_factory=PolicyCfg)
     """Actor-critic architecture."""
 
@@ -98,6 +102,9 @@ class PPOCfg:
                   'clip_param', 'learning_rate', 'max_grad_norm', 'desired_kl',
                   'min_learning_rate', 'max_learning_rate')
         _unit(self, 'gamma', 'lam')
+        if self.critic_warmup_iterations < 0:
+            raise ValueError('critic_warmup_iterations must be >= 0, got '
+                             f'{self.critic_warmup_iterations}')
 
 
 @dataclass

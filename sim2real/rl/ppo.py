@@ -90,6 +90,8 @@ class PPO:
         self.rollout_steps = cfg.rollout_steps
         self._pending: dict[str, torch.Tensor] = {}
         self._explained_variance = float('nan')
+        self.updates_done = 0
+        """update() calls so far, over resumes (the critic warm-up counts them)."""
 
     def act(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
         """Sample actions (N, A) for the 'policy' and 'critic' observation groups."""
@@ -221,6 +223,7 @@ class PPO:
             ('surrogate_loss', 'value_loss', 'entropy', 'approx_kl', 'clip_fraction'), 0.0
         )
         num_updates = 0
+        critic_only = self.updates_done < cfg.critic_warmup_iterations
         batches = self.storage.minibatches(
             cfg.num_mini_batches, cfg.num_learning_epochs, self.generator
         )
@@ -233,7 +236,7 @@ class PPO:
                 kl = losses.approx_kl(mb.old_means, mb.old_stds, dist.mean, dist.stddev).item()
                 kl = mean_over_ranks(kl)   # every replica adapts its learning rate alike
                 clipped = losses.clip_fraction(log_prob, mb.old_log_probs, cfg.clip_param).item()
-            if cfg.schedule == 'adaptive':
+            if cfg.schedule == 'adaptive' and not critic_only:
                 self.adapt_learning_rate(kl)
             surrogate = losses.surrogate_loss(
                 log_prob, mb.old_log_probs, mb.advantages, cfg.clip_param
@@ -243,6 +246,8 @@ class PPO:
             )
             # L = -L^CLIP + c1 L^VF - c2 H[pi]
             loss = surrogate + cfg.value_loss_coef * value - cfg.entropy_coef * entropy
+            if critic_only:   # the actor and its std get no gradient, so Adam leaves them
+                loss = cfg.value_loss_coef * value
             self.optimizer.zero_grad()
             loss.backward()
             all_reduce_gradients(ac.parameters())   # under torchrun: the ranks' mean
@@ -255,6 +260,7 @@ class PPO:
             sums['approx_kl'] += kl
             sums['clip_fraction'] += clipped
         self.storage.clear()
+        self.updates_done += 1
         metrics = {k: v / max(num_updates, 1) for k, v in sums.items()}
         metrics['explained_variance'] = self._explained_variance
         metrics['learning_rate'] = self.learning_rate
@@ -267,6 +273,7 @@ class PPO:
             'model': self.actor_critic.state_dict(),
             'optimizer': self.optimizer.state_dict(),
             'learning_rate': float(self.learning_rate),
+            'updates_done': self.updates_done,
         }
 
     def load_state_dict(self, state: dict) -> None:
@@ -274,5 +281,6 @@ class PPO:
         self.actor_critic.load_state_dict(state['model'])
         self.optimizer.load_state_dict(state['optimizer'])
         self.learning_rate = float(state['learning_rate'])
+        self.updates_done = int(state.get('updates_done', 0))   # absent before the warm-up
         for group in self.optimizer.param_groups:
             group['lr'] = self.learning_rate

@@ -122,3 +122,48 @@ def test_unknown_schedule_is_rejected():
     """A misspelled schedule fails at construction."""
     with pytest.raises(ValueError, match='schedule'):
         make_ppo(schedule='adaptiv')
+
+
+def _rollout_and_update(ppo):
+    """One random rollout of STEPS x ENVS, then update(); returns its metrics."""
+    for _ in range(STEPS):
+        ppo.act_on(torch.randn(ENVS, POLICY_OBS), torch.randn(ENVS, CRITIC_OBS))
+        ppo.store_step(torch.randn(ENVS), torch.zeros(ENVS, dtype=torch.bool),
+                       torch.zeros(ENVS, dtype=torch.bool))
+    ppo.compute_returns(torch.randn(ENVS, CRITIC_OBS))
+    return ppo.update()
+
+
+def test_critic_warmup_trains_the_critic_alone_then_both():
+    """With critic_warmup_iterations=2 the first two updates move the critic and leave the
+    actor, its std and the adaptive learning rate as they were; the third moves the actor.
+    The count travels with state_dict(), so a resumed run does not warm up again."""
+    ppo = make_ppo(critic_warmup_iterations=2, learning_rate=1e-3)
+
+    def params(prefix):
+        return torch.cat([v.flatten().clone() for k, v in ppo.actor_critic.named_parameters()
+                          if k.startswith(prefix)])
+    actor, log_std, critic = params('actor.'), params('log_std'), params('critic.')
+    for _ in range(2):
+        _rollout_and_update(ppo)
+    assert torch.equal(params('actor.'), actor) and torch.equal(params('log_std'), log_std)
+    assert (params('critic.') - critic).abs().max() > 1e-4
+    assert ppo.learning_rate == 1e-3 and ppo.updates_done == 2
+    state = ppo.state_dict()
+    _rollout_and_update(ppo)
+    assert (params('actor.') - actor).abs().max() > 1e-5
+    resumed = make_ppo(critic_warmup_iterations=2)
+    resumed.load_state_dict(state)
+    assert resumed.updates_done == 2
+    before = torch.cat([v.flatten().clone() for k, v in resumed.actor_critic.named_parameters()
+                        if k.startswith('actor.')])
+    _rollout_and_update(resumed)
+    after = torch.cat([v.flatten() for k, v in resumed.actor_critic.named_parameters()
+                       if k.startswith('actor.')])
+    assert (after - before).abs().max() > 1e-5
+
+
+def test_a_negative_critic_warmup_is_rejected():
+    """critic_warmup_iterations counts updates: below 0 fails at construction."""
+    with pytest.raises(ValueError, match='critic_warmup_iterations'):
+        make_ppo(critic_warmup_iterations=-1)
