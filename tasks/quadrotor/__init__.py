@@ -33,8 +33,8 @@ def register_tasks() -> None:
     # iterations, before the firmware's thrust capping and the action-rate penalty; seed 0
     # now trains to eval success 1.0). Seed 0, 64 episodes per point: 600 iterations at 0.3
     # passed 62 of 64 corners (the heavy, weak, slow corners with 2 ticks of delay 0.66 /
-    # 0.59), 600 at 0.5 (Intel Xeon) 62 (0.84 / 0.80), 900 at 0.5 63 (0.88 / 0.72, the
-    # shipped policy)
+    # 0.59), 600 at 0.5 (Intel Xeon) 62 (0.84 / 0.80), 900 at 0.5 63 (0.88 / 0.72). The
+    # shipped track policy starts from the hover policy instead (policies/quadrotor_track.md)
     register(TaskSpec('quadrotor-track', quadrotor_track_cfg,
                       'Crazyflie-class quadrotor: follow random smooth trajectories',
                       train, acceptance(), actions=tuple(ACTIONS)))
