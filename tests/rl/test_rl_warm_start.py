@@ -12,26 +12,18 @@ from sim2real.rl.runner import RunnerCfg
 from sim2real.rl.warm_start import warm_start
 from sim2real.tasks import get_task
 from sim2real.training import build_env, run_config, train, TrainArgs
-
-ENVS = 16
+from warm_start_setup import ENVS, learner, one_iteration_run
 
 
 @pytest.fixture(scope='module')
 def flat_run(tmp_path_factory):
     """One PPO iteration of quadruped-flat on 16 envs: a checkpoint with trained statistics."""
-    run = tmp_path_factory.mktemp('flat')
-    train(TrainArgs('quadruped-flat', num_envs=ENVS, max_iterations=1, num_threads=1), run,
-          progress_bar=False)
-    return run
+    return one_iteration_run('quadruped-flat', tmp_path_factory)
 
 
 def _target(task='quadruped-rough'):
     """A fresh learner for task and the run config train() would store for it."""
-    env = build_env(task, seed=1, num_envs=ENVS, num_threads=1)
-    train_cfg = copy.deepcopy(get_task(task).train)
-    ppo = PPO(env.obs_dims['policy'], env.obs_dims['critic'], env.num_actions, ENVS,
-              train_cfg.ppo)
-    return ppo.actor_critic, run_config(TrainArgs(task), env, train_cfg, RunnerCfg())
+    return learner(task)[:2]
 
 
 def test_rough_policy_starts_from_the_flat_policy(flat_run):
@@ -197,13 +189,7 @@ def test_a_refused_start_writes_no_run_files(flat_run, tmp_path):
 
 def _target_and_contract(task='quadruped-flat'):
     """A fresh learner for task, its run config and its env's contract."""
-    from sim2real.mdp.contract import contract_from_env
-    env = build_env(task, seed=1, num_envs=ENVS, num_threads=1)
-    train_cfg = copy.deepcopy(get_task(task).train)
-    ppo = PPO(env.obs_dims['policy'], env.obs_dims['critic'], env.num_actions, ENVS,
-              train_cfg.ppo)
-    config = run_config(TrainArgs(task), env, train_cfg, RunnerCfg())
-    return ppo.actor_critic, config, contract_from_env(env)
+    return learner(task)
 
 
 @pytest.fixture(scope='module')

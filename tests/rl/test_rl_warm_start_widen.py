@@ -2,6 +2,7 @@
 plus the 3 of reference_velocity_w) starts from a quadrotor-hover run or policy file."""
 
 import copy
+import dataclasses
 
 import numpy as np
 import pytest
@@ -10,24 +11,18 @@ import torch
 from sim2real.onnx_io import cpu_session
 from sim2real.rl.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from sim2real.rl.networks import ExportablePolicy
-from sim2real.rl.ppo import PPO
-from sim2real.rl.runner import RunnerCfg
 from sim2real.rl.warm_start import warm_start
 from sim2real.rl.widen_inputs import widen_policy_inputs
-from sim2real.tasks import get_task
-from sim2real.training import build_env, run_config, train, TrainArgs
+from sim2real.training import train, TrainArgs
+from warm_start_setup import ENVS, learner, one_iteration_run
 
-ENVS = 16
 HOVER_INPUTS, TRACK_INPUTS = 49, 52
 
 
 @pytest.fixture(scope='module')
 def hover_run(tmp_path_factory):
     """One PPO iteration of quadrotor-hover on 16 envs: trained normalizer statistics."""
-    run = tmp_path_factory.mktemp('hover')
-    train(TrainArgs('quadrotor-hover', num_envs=ENVS, max_iterations=1, num_threads=1), run,
-          progress_bar=False)
-    return run
+    return one_iteration_run('quadrotor-hover', tmp_path_factory)
 
 
 @pytest.fixture(scope='module')
@@ -39,13 +34,7 @@ def hover_onnx(hover_run, tmp_path_factory):
 
 def _track():
     """A fresh quadrotor-track learner, its run config and its env's contract."""
-    from sim2real.mdp.contract import contract_from_env
-    env = build_env('quadrotor-track', seed=1, num_envs=ENVS, num_threads=1)
-    train_cfg = copy.deepcopy(get_task('quadrotor-track').train)
-    ppo = PPO(env.obs_dims['policy'], env.obs_dims['critic'], env.num_actions, ENVS,
-              train_cfg.ppo)
-    config = run_config(TrainArgs('quadrotor-track'), env, train_cfg, RunnerCfg())
-    return ppo.actor_critic, config, contract_from_env(env)
+    return learner('quadrotor-track')
 
 
 def _probe(actor_critic, rows=256, seed=0):
@@ -127,7 +116,6 @@ def test_train_track_from_a_hover_file(hover_onnx, tmp_path):
 def test_a_term_added_before_the_source_ones_is_refused(hover_run, hover_onnx):
     """Added terms must come last: with reference_velocity_w first, the run's first inputs
     would mean something else, so both sources are refused and nothing is loaded."""
-    import dataclasses
     actor_critic, config, contract = _track()
     before = copy.deepcopy(actor_critic.state_dict())
     terms = config['env']['observations']['policy']['terms']
