@@ -250,7 +250,9 @@ class PPO:
                 loss = cfg.value_loss_coef * value
             self.optimizer.zero_grad()
             loss.backward()
-            all_reduce_gradients(ac.parameters())   # under torchrun: the ranks' mean
+            # under torchrun: the ranks' mean (of the critic alone while it warms up: a
+            # gradient of zeros would still count as an Adam step for the actor)
+            all_reduce_gradients(ac.critic.parameters() if critic_only else ac.parameters())
             nn.utils.clip_grad_norm_(ac.parameters(), cfg.max_grad_norm)
             self.optimizer.step()
             num_updates += 1
@@ -281,6 +283,7 @@ class PPO:
         self.actor_critic.load_state_dict(state['model'])
         self.optimizer.load_state_dict(state['optimizer'])
         self.learning_rate = float(state['learning_rate'])
-        self.updates_done = int(state.get('updates_done', 0))   # absent before the warm-up
+        # absent before the warm-up existed: a runner checkpoint's iteration counts the same
+        self.updates_done = int(state.get('updates_done', state.get('iteration', 0)))
         for group in self.optimizer.param_groups:
             group['lr'] = self.learning_rate

@@ -31,6 +31,8 @@ log = logging.getLogger(__name__)
 _POLICY_PREFIXES = ('actor.', 'log_std', 'policy_normalizer.')
 _VALUE_PREFIXES = ('critic', 'targets.')   # PPO's critic, SAC's critics and their targets
 _TERM_FIELDS = ('func', 'params', 'scale', 'clip', 'history_length')
+_TERM_DEFAULTS = {'history_length': 1}
+"""Values of term fields that configs stored before the field existed lack."""
 
 
 def source_checkpoint(source: str | os.PathLike) -> Path:
@@ -60,7 +62,7 @@ def _bounds_only(value):
 
 def _observation_terms(env: dict, group: str) -> list[dict]:
     """Name, function, params, scale and clip of each term of an observation group."""
-    return [{'name': name, **{k: term.get(k) for k in _TERM_FIELDS}}
+    return [{'name': name, **{k: term.get(k, _TERM_DEFAULTS.get(k)) for k in _TERM_FIELDS}}
             for name, term in env['observations'][group]['terms'].items()]
 
 

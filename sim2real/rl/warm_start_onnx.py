@@ -89,22 +89,27 @@ def interface_differences(stored: Contract, ours: Contract) -> tuple[list[str], 
     return refused, [p for p in paths if p not in refused]
 
 
-def added_terms(stored: Contract, ours: Contract) -> list:
+def added_terms(stored: Contract, ours: Contract) -> list | None:
     """Observation terms our contract appends to the file's (the file's terms first, equal
-    but for their noise), or None."""
+    but for their noise and docstrings), or None."""
     def meaning(terms):
-        return [dataclasses.replace(t, noise_std=0.0) for t in terms]
+        """The terms without what does not change their values."""
+        return [dataclasses.replace(t, noise_std=0.0, doc='') for t in terms]
     return appended(meaning(stored.observations), meaning(ours.observations))
 
 
-def _load(actor_critic, tensors: dict[str, torch.Tensor], path: Path) -> None:
-    """Copy the file's actor weights and statistics into actor_critic (zero weights on the
-    inputs it appends to the file's)."""
+def _load(actor_critic, tensors: dict[str, torch.Tensor], path: Path,
+          added_inputs: int = 0) -> None:
+    """Copy the file's actor weights and statistics into actor_critic, with zero weights on
+    the added_inputs last inputs that our contract appends to the file's."""
     state = actor_critic.state_dict()
     norm = actor_critic.policy_normalizer
-    first = first_layer_key(state)
-    if first in tensors and tensors[first].shape[1] < state[first].shape[1]:
-        tensors = widen_policy_inputs(tensors, state[first].shape[1], std_eps=norm.eps)
+    if added_inputs:
+        reads = tensors[first_layer_key(tensors)].shape[1]
+        if reads != norm.num_features - added_inputs:
+            raise CheckpointError(f'{path}: its actor reads {reads} inputs where its contract '
+                                  f'has {norm.num_features - added_inputs}')
+        tensors = widen_policy_inputs(tensors, norm.num_features, std_eps=norm.eps)
     actor = {k: v for k, v in tensors.items() if k.startswith('actor.')}
     expected = {k: tuple(v.shape) for k, v in state.items() if k.startswith('actor.')}
     got = {k: tuple(v.shape) for k, v in actor.items()}
@@ -158,7 +163,8 @@ def warm_start_from_onnx(actor_critic, path: str | Path, stored: Contract,
                          f'{type(actor_critic).__name__})')
     before = {k: v.clone() for k, v in actor_critic.state_dict().items()}
     try:
-        _load(actor_critic, onnx_policy_tensors(path), path)
+        added_inputs = sum(t.size for t in added or ())
+        _load(actor_critic, onnx_policy_tensors(path), path, added_inputs)
         deviation = _max_deviation(actor_critic, path)
     except BaseException:   # nothing of the file stays in the run
         actor_critic.load_state_dict(before)

@@ -141,6 +141,7 @@ def test_critic_warmup_trains_the_critic_alone_then_both():
     ppo = make_ppo(critic_warmup_iterations=2, learning_rate=1e-3)
 
     def params(prefix):
+        """The parameters whose names start with prefix, flattened into one copy."""
         return torch.cat([v.flatten().clone() for k, v in ppo.actor_critic.named_parameters()
                           if k.startswith(prefix)])
     actor, log_std, critic = params('actor.'), params('log_std'), params('critic.')
@@ -167,3 +168,23 @@ def test_a_negative_critic_warmup_is_rejected():
     """critic_warmup_iterations counts updates: below 0 fails at construction."""
     with pytest.raises(ValueError, match='critic_warmup_iterations'):
         make_ppo(critic_warmup_iterations=-1)
+
+
+def test_critic_warmup_keeps_adam_off_the_actor_under_torchrun(monkeypatch):
+    """torchrun's gradient all-reduce counts a missing gradient as zeros; during the warm-up
+    it must see the critic alone, or Adam would count steps for the actor that it never took
+    (and its first real steps would come out too large). Simulated in one process with an
+    all-reduce that fills missing gradients as the real one does."""
+    import sim2real.rl.ppo as ppo_module
+
+    def fill_missing(params):
+        """What distributed.all_reduce_gradients does to a parameter without a gradient."""
+        for p in params:
+            if p.grad is None:
+                p.grad = torch.zeros_like(p)
+    monkeypatch.setattr(ppo_module, 'all_reduce_gradients', fill_missing)
+    ppo = make_ppo(critic_warmup_iterations=2)
+    for _ in range(2):
+        _rollout_and_update(ppo)
+    stepped = {n for n, p in ppo.actor_critic.named_parameters() if p in ppo.optimizer.state}
+    assert stepped and all(n.startswith('critic.') for n in stepped), stepped

@@ -153,3 +153,14 @@ def test_widening_needs_more_inputs():
     torch.testing.assert_close(out['std'], torch.tensor([2, 2, 2, 1.2, 1.2]))
     with pytest.raises(ValueError, match='already reads 3 inputs'):
         widen_policy_inputs(state, 3)
+
+
+def test_an_edited_term_docstring_does_not_stop_a_widened_start(hover_onnx):
+    """The contract carries each term function's docstring; an edited docstring changes no
+    value, so the hover file still starts the track run (and its actor matches the file)."""
+    actor_critic, config, contract = _track()
+    edited = dataclasses.replace(contract, observations=[
+        dataclasses.replace(t, doc=t.doc + ' (edited)') for t in contract.observations])
+    warm_start(actor_critic, hover_onnx, config, edited)
+    weight = actor_critic.state_dict()['actor.0.weight']
+    assert weight.shape[1] == TRACK_INPUTS and torch.count_nonzero(weight[:, HOVER_INPUTS:]) == 0
