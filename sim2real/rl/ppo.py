@@ -244,10 +244,11 @@ class PPO:
             value = losses.value_loss(
                 values, mb.old_values, mb.returns, cfg.clip_param, cfg.use_clipped_value_loss
             )
-            # L = -L^CLIP + c1 L^VF - c2 H[pi]
-            loss = surrogate + cfg.value_loss_coef * value - cfg.entropy_coef * entropy
-            if critic_only:   # the actor and its std get no gradient, so Adam leaves them
-                loss = cfg.value_loss_coef * value
+            # L = -L^CLIP + c1 L^VF - c2 H[pi]; while the critic warms up c1 L^VF alone, so the
+            # actor and its std get no gradient and Adam leaves them
+            loss = cfg.value_loss_coef * value
+            if not critic_only:
+                loss = surrogate + loss - cfg.entropy_coef * entropy
             self.optimizer.zero_grad()
             loss.backward()
             # under torchrun: the ranks' mean (of the critic alone while it warms up: a

@@ -61,7 +61,8 @@ def _bounds_only(value):
 
 
 def _observation_terms(env: dict, group: str) -> list[dict]:
-    """Name, function, params, scale and clip of each term of an observation group."""
+    """Name, function, params, scale, clip and history of each term of an observation
+    group."""
     return [{'name': name, **{k: term.get(k, _TERM_DEFAULTS.get(k)) for k in _TERM_FIELDS}}
             for name, term in env['observations'][group]['terms'].items()]
 

@@ -134,34 +134,34 @@ def _rollout_and_update(ppo):
     return ppo.update()
 
 
+def _params(ppo, prefix):
+    """A copy of ppo's parameters whose names start with prefix, flattened into one."""
+    return torch.cat([v.detach().flatten().clone()
+                      for k, v in ppo.actor_critic.named_parameters() if k.startswith(prefix)])
+
+
 def test_critic_warmup_trains_the_critic_alone_then_both():
     """With critic_warmup_iterations=2 the first two updates move the critic and leave the
     actor, its std and the adaptive learning rate as they were; the third moves the actor.
     The count travels with state_dict(), so a resumed run does not warm up again."""
     ppo = make_ppo(critic_warmup_iterations=2, learning_rate=1e-3)
-
-    def params(prefix):
-        """The parameters whose names start with prefix, flattened into one copy."""
-        return torch.cat([v.flatten().clone() for k, v in ppo.actor_critic.named_parameters()
-                          if k.startswith(prefix)])
-    actor, log_std, critic = params('actor.'), params('log_std'), params('critic.')
+    actor, log_std = _params(ppo, 'actor.'), _params(ppo, 'log_std')
+    critic = _params(ppo, 'critic.')
     for _ in range(2):
         _rollout_and_update(ppo)
-    assert torch.equal(params('actor.'), actor) and torch.equal(params('log_std'), log_std)
-    assert (params('critic.') - critic).abs().max() > 1e-4
+    assert torch.equal(_params(ppo, 'actor.'), actor)
+    assert torch.equal(_params(ppo, 'log_std'), log_std)
+    assert (_params(ppo, 'critic.') - critic).abs().max() > 1e-4
     assert ppo.learning_rate == 1e-3 and ppo.updates_done == 2
     state = ppo.state_dict()
     _rollout_and_update(ppo)
-    assert (params('actor.') - actor).abs().max() > 1e-5
+    assert (_params(ppo, 'actor.') - actor).abs().max() > 1e-5
     resumed = make_ppo(critic_warmup_iterations=2)
     resumed.load_state_dict(state)
     assert resumed.updates_done == 2
-    before = torch.cat([v.flatten().clone() for k, v in resumed.actor_critic.named_parameters()
-                        if k.startswith('actor.')])
+    before = _params(resumed, 'actor.')
     _rollout_and_update(resumed)
-    after = torch.cat([v.flatten() for k, v in resumed.actor_critic.named_parameters()
-                       if k.startswith('actor.')])
-    assert (after - before).abs().max() > 1e-5
+    assert (_params(resumed, 'actor.') - before).abs().max() > 1e-5
 
 
 def test_a_negative_critic_warmup_is_rejected():

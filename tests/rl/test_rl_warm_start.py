@@ -187,11 +187,6 @@ def test_a_refused_start_writes_no_run_files(flat_run, tmp_path):
     assert list((tmp_path / 'hover').iterdir()) == []
 
 
-def _target_and_contract(task='quadruped-flat'):
-    """A fresh learner for task, its run config and its env's contract."""
-    return learner(task)
-
-
 @pytest.fixture(scope='module')
 def flat_onnx(flat_run, tmp_path_factory):
     """The flat run exported to a policy file."""
@@ -204,7 +199,7 @@ def test_a_policy_file_starts_the_actor_and_normalizer(flat_run, flat_onnx):
     and its variance to float32 rounding (the file folds sqrt(var + eps)); the action std is
     the new run's init_noise_std (1.0; the file has none), the critic stays fresh."""
     source = load_checkpoint(latest_checkpoint(flat_run))['model']
-    actor_critic, config, contract = _target_and_contract()
+    actor_critic, config, contract = learner('quadruped-flat')
     fresh = {k: v.clone() for k, v in actor_critic.state_dict().items()
              if k.startswith(('critic', 'log_std'))}
     warm_start(actor_critic, flat_onnx, config, contract)
@@ -227,7 +222,7 @@ def test_a_policy_file_starts_the_actor_and_normalizer(flat_run, flat_onnx):
 def test_a_policy_file_of_another_robot_is_refused_and_nothing_loaded(flat_onnx):
     """A quadrotor run cannot start from the quadruped file: the differing contract fields
     are named and the run's weights stay as they were."""
-    actor_critic, config, contract = _target_and_contract('quadrotor-hover')
+    actor_critic, config, contract = learner('quadrotor-hover')
     before = copy.deepcopy(actor_critic.state_dict())
     with pytest.raises(ValueError, match='its interface differs') as info:
         warm_start(actor_critic, flat_onnx, config, contract)
@@ -264,7 +259,7 @@ def test_a_policy_file_with_another_action_scale_is_refused(flat_onnx):
     from sim2real.mdp.contract import contract_from_env
     env = build_env('quadruped-flat', seed=1, num_envs=ENVS, num_threads=1,
                     sets=['env.action.params.scale=0.5'])
-    actor_critic, config, _ = _target_and_contract()
+    actor_critic, config, _ = learner('quadruped-flat')
     with pytest.raises(ValueError, match=r'\n  action\.params\.scale'):
         warm_start(actor_critic, flat_onnx, config, contract_from_env(env))
 
