@@ -64,6 +64,9 @@ class RewardTermCfg:
     """Weight; penalties are positive magnitudes with negative weights."""
     params: dict[str, Any] = field(default_factory=dict)
     """Keyword arguments of func."""
+    after_clip: bool = False
+    """Added after EnvCfg.only_positive_rewards clips the other terms' total at zero (as
+    legged_gym adds its termination reward), so a penalty such as a fall's still counts."""
 
 
 @dataclass

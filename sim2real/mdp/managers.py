@@ -225,13 +225,16 @@ class RewardManager(Stateful):
     """Sums weight * dt * term, keeps per-term episode sums for logging."""
 
     STATE = ('_sums',)
-    NOT_STATE = ('env', 'episode_sums', '_weights')   # views of _sums; weight * dt cache
+    NOT_STATE = ('env', 'episode_sums', '_weights', '_after_clip')   # views; caches
 
     def __init__(self, env, terms: dict[str, RewardTermCfg], only_positive: bool = False):
-        """Terms with zero weight are dropped; only_positive clips each step's total at 0."""
+        """Terms with zero weight are dropped; only_positive clips each step's total at 0,
+        before the after_clip terms are added."""
         self.env = env
         self.only_positive = only_positive
         self.terms = {n: t for n, t in terms.items() if t.weight != 0.0}
+        self._after_clip = torch.tensor([t.after_clip for t in self.terms.values()],
+                                        dtype=torch.bool)
         self._sums = torch.zeros(len(self.terms), env.num_envs)
         self.episode_sums = dict(zip(self.terms, self._sums))
         """Per-term sums over the running episodes, (N,) views of one (terms, N) tensor."""
@@ -248,8 +251,12 @@ class RewardManager(Stateful):
         weighted = torch.stack(list(values.values())) * self._weights[dt_s]
         _check_finite(weighted, values)   # before any reaches the episode sums
         self._sums += weighted
-        total = weighted.sum(dim=0)
-        return total.clamp(min=0.0) if self.only_positive else total
+        if not self.only_positive:
+            return weighted.sum(dim=0)
+        if not self._after_clip.any():
+            return weighted.sum(dim=0).clamp(min=0.0)
+        return (weighted[~self._after_clip].sum(dim=0).clamp(min=0.0)
+                + weighted[self._after_clip].sum(dim=0))
 
     def reset(self, env_ids: torch.Tensor) -> dict[str, float]:
         """Mean episode sums of the finished envs per term, then zero them."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from sim2real.mdp import events as common_events
+from sim2real.mdp import episode_terms, events as common_events
 from sim2real.mdp.cfg import (
     EnvCfg, EventTermCfg, ObsGroupCfg, ObsTermCfg, RandomParamCfg, RewardTermCfg, TermClassCfg,
     TerminationTermCfg)
@@ -135,7 +135,7 @@ def quadrotor_hover_cfg(action: str = 'thrust_body_rates', play: bool = False) -
             # corners and their worst from 0.63 to 0.78 (hover seed 0, 600 iterations, 64
             # episodes per point; -0.15 with an ang_vel weight of -0.05 as well: 57)
             'action_rate': RewardTermCfg(mdp.action_rate_l2sq, weight=-0.15),
-            'crash': RewardTermCfg(mdp.is_terminated, weight=-100.0),
+            'crash': RewardTermCfg(episode_terms.is_terminated, weight=-100.0),
         },
         terminations={
             'time_out': TerminationTermCfg(mdp.time_out, time_out=True),

@@ -109,15 +109,6 @@ def alive(env) -> torch.Tensor:
     return torch.ones(env.num_envs)
 
 
-def is_terminated(env) -> torch.Tensor:
-    """1 for envs that terminated this step (not time-outs), (N,)."""
-    terminated = torch.zeros(env.num_envs)
-    for name, term in env.cfg.terminations.items():
-        if not term.time_out and name in env.terminations.last:
-            terminated = torch.maximum(terminated, env.terminations.last[name].float())
-    return terminated
-
-
 # -- terminations ----------------------------------------------------------------------
 def time_out(env) -> torch.Tensor:
     """The episode reached its length, (N,) bool."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+from sim2real.mdp import episode_terms
 from sim2real.mdp.cfg import (
     EnvCfg, EventTermCfg, ObsGroupCfg, ObsTermCfg, RandomParamCfg, RewardTermCfg, TermClassCfg,
     TerminationTermCfg)
@@ -105,6 +106,11 @@ def _rewards(nominal_height_m: float | None) -> dict[str, RewardTermCfg]:
         'joint_pos_limits': RewardTermCfg(mdp.joint_pos_limits, -10.0),   # [LG] GO2, soft 0.9
         # level base: [LG] orientation 0 on rough; [IL] Go2 flat flat_orientation_l2 -2.5
         'flat_orientation': RewardTermCfg(mdp.flat_orientation_l2, 0.0),
+        # a fall costs 200 x 0.02 s = 4, added after the only-positive clip as legged_gym adds
+        # its termination reward ([IL] H1 velocity task: termination_penalty -200). Without it
+        # a fall cost only the clipped reward it forgoes, about 2 s of it at gamma 0.99, and
+        # the policies fell in 1-2 % of the episodes across the box (issue 16)
+        'termination': RewardTermCfg(episode_terms.is_terminated, -200.0, after_clip=True),
     }
     if nominal_height_m is not None:
         # [LG] GO2 base_height -10 (its target 0.25 m); here the URDF's standing height

@@ -75,6 +75,20 @@ def test_only_positive_rewards_clips_the_step_total_but_not_the_logged_terms(mak
     torch.testing.assert_close(manager.episode_sums['const'], torch.full((4,), -0.05))
 
 
+def test_after_clip_terms_are_added_past_the_only_positive_clip(make_env):
+    """clip(2*0.01*z - 0.05, 0) for z = 1..4 is (0, 0, .01, .03); an after_clip term of
+    -1*0.01 then gives (-0.01, -0.01, 0, 0.02): a fall's penalty counts where the rest clips."""
+    env = make_env()
+    _place(env)
+    manager = RewardManager(env, {
+        'height': RewardTermCfg(height, weight=2.0),
+        'const': RewardTermCfg(constant, weight=-5.0, params={'value': 1.0}),
+        'fall': RewardTermCfg(constant, weight=-1.0, params={'value': 1.0}, after_clip=True)},
+        only_positive=True)
+    torch.testing.assert_close(manager.compute(0.01), torch.tensor([-0.01, -0.01, 0.0, 0.02]))
+    torch.testing.assert_close(manager.episode_sums['fall'], torch.full((4,), -0.01))
+
+
 @pytest.mark.parametrize('func, message', [
     (height_column, 'term "bad" returned shape (4, 1), expected (4,)'),
     (lambda env: height(env) / 0.0 * 0.0, 'term "bad" returned non-finite values'),

@@ -48,9 +48,10 @@ def test_mujoco_torque_limits_raised_to_max_strength(make_env):
 
 def test_contacts_standing_and_lying(make_env):
     """A standing robot has four foot contacts and no body contact; one dropped on its back
-    touches with the base, which terminates its episode. The robots start still at the
-    default pose: after 0.5 s a foot is still in the air in 14 of 64 envs started as in
-    training at seed 0, in 2 of 64 started still."""
+    touches with the base, which terminates its episode and costs it 200 x 0.02 s = 4 on top
+    of its clipped, non-negative reward (the standing robot's stays >= 0). The robots start
+    still at the default pose: after 0.5 s a foot is still in the air in 14 of 64 envs
+    started as in training at seed 0, in 2 of 64 started still."""
     def still_start(cfg):
         cfg.events['reset_joints'].params['scale_range'] = (1.0, 1.0)
         cfg.events['reset_base'].params.update(lin_vel_m_s=0.0, ang_vel_rad_s=0.0)
@@ -64,9 +65,10 @@ def test_contacts_standing_and_lying(make_env):
     # trunk box half height 0.057 m: at 0.05 m its top presses into the floor
     scene.backend.write_root_state(ids, torch.tensor([[0.0, 0.0, 0.05]]), upside_down,
                                    torch.zeros(1, 3), torch.zeros(1, 3))
-    _, _, terminated, _, extras = env.step(zero)
+    _, rewards, terminated, _, extras = env.step(zero)
     assert terminated.tolist() == [False, True]
     assert extras['log']['termination/base_contact'] == 1.0
+    assert rewards[0] >= 0.0 and -4.0 <= rewards[1] < -3.9
 
 
 def test_hfield_heights_match_the_terrain_lookup(make_env):
