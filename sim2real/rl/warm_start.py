@@ -33,6 +33,8 @@ _VALUE_PREFIXES = ('critic', 'targets.')   # PPO's critic, SAC's critics and the
 _TERM_FIELDS = ('func', 'params', 'scale', 'clip', 'history_length')
 _TERM_DEFAULTS = {'history_length': 1}
 """Values of term fields that configs stored before the field existed lack."""
+_REWARD_DEFAULTS = {'after_clip': False}
+"""The same for reward terms."""
 
 
 def source_checkpoint(source: str | os.PathLike) -> Path:
@@ -65,6 +67,14 @@ def _observation_terms(env: dict, group: str) -> list[dict]:
     group."""
     return [{'name': name, **{k: term.get(k, _TERM_DEFAULTS.get(k)) for k in _TERM_FIELDS}}
             for name, term in env['observations'][group]['terms'].items()]
+
+
+def _reward_terms(env: dict) -> dict | None:
+    """Each reward term's stored fields, with the defaults of fields added since."""
+    rewards = env.get('rewards')
+    if rewards is None:
+        return None
+    return {name: {**_REWARD_DEFAULTS, **term} for name, term in rewards.items()}
 
 
 def policy_interface(config: dict) -> dict:
@@ -101,7 +111,7 @@ def critic_interface(config: dict) -> dict:
         'algorithm': config.get('algo', 'ppo'),
         'critic hidden dims': list(policy.get('critic_hidden_dims', ())),
         'activation': policy['activation'],
-        'rewards': env.get('rewards'),
+        'rewards': _reward_terms(env),
         'only positive rewards': env.get('only_positive_rewards'),
         **{name: algo.get(name, policy.get(name)) for name in _VALUE_FIELDS},
     }

@@ -107,6 +107,22 @@ def test_a_critic_that_predicts_other_returns_stays_fresh(flat_run, tmp_path, ca
     assert 'critic and optimizer fresh' in caplog.text and reason in caplog.text, caplog.text
 
 
+def test_reward_terms_stored_before_after_clip_carry_the_critic(flat_run, tmp_path):
+    """A source stored before reward terms had after_clip (the field absent) predicts the same
+    returns as after_clip False: its critic is loaded bit for bit."""
+    state = load_checkpoint(latest_checkpoint(flat_run))
+    rewards = state['config']['env']['rewards']
+    rewards.pop('termination')   # a run from before the fall penalty...
+    for term in rewards.values():
+        del term['after_clip']   # ...and before the field
+    edited = save_checkpoint(tmp_path / 'edited.pt', state)
+    actor_critic, config = _target('quadruped-flat')
+    config['env']['rewards'].pop('termination')
+    warm_start(actor_critic, edited, config)
+    for key, value in state['model'].items():
+        torch.testing.assert_close(actor_critic.state_dict()[key], value, rtol=0, atol=0)
+
+
 def test_a_changed_observation_scale_is_refused_by_name(flat_run, tmp_path):
     """A source whose joint_vel scale differs (0.05 -> 0.1) is refused, naming term and field."""
     state = load_checkpoint(latest_checkpoint(flat_run))
