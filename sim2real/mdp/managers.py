@@ -233,8 +233,12 @@ class RewardManager(Stateful):
         self.env = env
         self.only_positive = only_positive
         self.terms = {n: t for n, t in terms.items() if t.weight != 0.0}
-        self._after_clip = torch.tensor([t.after_clip for t in self.terms.values()],
-                                        dtype=torch.bool)
+        flags = [t.after_clip for t in self.terms.values()]
+        self._after_clip = None   # or the rows clipped and the rows added after (no host sync)
+        if any(flags):
+            self._after_clip = tuple(
+                torch.tensor([i for i, f in enumerate(flags) if bool(f) is after],
+                             dtype=torch.long) for after in (False, True))
         self._sums = torch.zeros(len(self.terms), env.num_envs)
         self.episode_sums = dict(zip(self.terms, self._sums))
         """Per-term sums over the running episodes, (N,) views of one (terms, N) tensor."""
@@ -253,10 +257,11 @@ class RewardManager(Stateful):
         self._sums += weighted
         if not self.only_positive:
             return weighted.sum(dim=0)
-        if not self._after_clip.any():
+        if self._after_clip is None:
             return weighted.sum(dim=0).clamp(min=0.0)
-        return (weighted[~self._after_clip].sum(dim=0).clamp(min=0.0)
-                + weighted[self._after_clip].sum(dim=0))
+        clipped, after = self._after_clip
+        return (weighted.index_select(0, clipped).sum(dim=0).clamp(min=0.0)
+                + weighted.index_select(0, after).sum(dim=0))
 
     def reset(self, env_ids: torch.Tensor) -> dict[str, float]:
         """Mean episode sums of the finished envs per term, then zero them."""

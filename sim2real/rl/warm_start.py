@@ -35,6 +35,9 @@ _TERM_DEFAULTS = {'history_length': 1}
 """Values of term fields that configs stored before the field existed lack."""
 _REWARD_DEFAULTS = {'after_clip': False}
 """The same for reward terms."""
+_MOVED_FUNCS = {'sim2real.tasks.quadrotor.mdp:is_terminated':
+                'sim2real.mdp.episode_terms:is_terminated'}
+"""Term functions stored under the module they were in before a move: the same function."""
 
 
 def source_checkpoint(source: str | os.PathLike) -> Path:
@@ -70,11 +73,15 @@ def _observation_terms(env: dict, group: str) -> list[dict]:
 
 
 def _reward_terms(env: dict) -> dict | None:
-    """Each reward term's stored fields, with the defaults of fields added since."""
+    """Each reward term's stored fields, with the defaults of fields added since and the
+    current module of functions moved since."""
     rewards = env.get('rewards')
     if rewards is None:
         return None
-    return {name: {**_REWARD_DEFAULTS, **term} for name, term in rewards.items()}
+    out = {name: {**_REWARD_DEFAULTS, **term} for name, term in rewards.items()}
+    for term in out.values():
+        term['func'] = _MOVED_FUNCS.get(term.get('func'), term.get('func'))
+    return out
 
 
 def policy_interface(config: dict) -> dict:

@@ -147,6 +147,26 @@ def test_another_robot_is_refused_with_every_difference(flat_run):
         assert field in message, message
 
 
+def test_rewards_stored_before_after_clip_and_the_move_of_is_terminated_are_the_same():
+    """A hover config stored before after_clip existed and while is_terminated lived in the
+    quadrotor's mdp module predicts the same returns; after_clip set on a term does not."""
+    from sim2real.mdp.serialize import to_plain
+    from sim2real.rl.warm_start import critic_interface, interface_mismatches
+    from sim2real.tasks import make_env_cfg
+
+    def interface(env):
+        return critic_interface({'env': env, 'obs_dims': {'critic': 62},
+                                 'ppo': to_plain(PPOCfg())})
+    now = to_plain(make_env_cfg('quadrotor-hover'))
+    stored = copy.deepcopy(now)
+    for term in stored['rewards'].values():
+        del term['after_clip']
+    stored['rewards']['crash']['func'] = 'sim2real.tasks.quadrotor.mdp:is_terminated'
+    assert interface_mismatches(interface(stored), interface(now)) == []
+    now['rewards']['crash']['after_clip'] = True
+    assert interface_mismatches(interface(stored), interface(now)) == ["reward terms ['crash']"]
+
+
 def test_edge_biased_training_is_no_interface_difference():
     """A run trained with edge-biased ranges (an action delay stored as an EdgeRange) starts a
     run without them; a different delay range is still a difference."""

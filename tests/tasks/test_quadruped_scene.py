@@ -68,7 +68,8 @@ def test_contacts_standing_and_lying(make_env):
     _, rewards, terminated, _, extras = env.step(zero)
     assert terminated.tolist() == [False, True]
     assert extras['log']['termination/base_contact'] == 1.0
-    assert rewards[0] >= 0.0 and -4.0 <= rewards[1] < -3.9
+    assert rewards[0] >= 0.0
+    assert -4.0 <= rewards[1] < -3.9
 
 
 def test_hfield_heights_match_the_terrain_lookup(make_env):
