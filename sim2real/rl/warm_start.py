@@ -68,8 +68,14 @@ def _bounds_only(value):
 def _observation_terms(env: dict, group: str) -> list[dict]:
     """Name, function, params, scale, clip and history of each term of an observation
     group."""
-    return [{'name': name, **{k: term.get(k, _TERM_DEFAULTS.get(k)) for k in _TERM_FIELDS}}
+    return [{'name': name, **{k: term.get(k, _TERM_DEFAULTS.get(k)) for k in _TERM_FIELDS},
+             'func': _current_func(term)}
             for name, term in env['observations'][group]['terms'].items()]
+
+
+def _current_func(term: dict) -> str | None:
+    """A stored term's function under the module it lives in now."""
+    return _MOVED_FUNCS.get(term.get('func'), term.get('func'))
 
 
 def _reward_terms(env: dict) -> dict | None:
@@ -78,10 +84,8 @@ def _reward_terms(env: dict) -> dict | None:
     rewards = env.get('rewards')
     if rewards is None:
         return None
-    out = {name: {**_REWARD_DEFAULTS, **term} for name, term in rewards.items()}
-    for term in out.values():
-        term['func'] = _MOVED_FUNCS.get(term.get('func'), term.get('func'))
-    return out
+    return {name: {**_REWARD_DEFAULTS, **term, 'func': _current_func(term)}
+            for name, term in rewards.items()}
 
 
 def policy_interface(config: dict) -> dict:
