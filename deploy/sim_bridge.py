@@ -10,9 +10,12 @@ parameters beside the common ones (``deploy/bridge/params.py``).
 One thread: step the physics up to wall time on the steady clock (catching up when late),
 sample the sensor streams at their rates through the FaultInjector, publish what it releases, and
 spin the executor (commands, ~/reset, set_parameters) until the next physics deadline.
-Stamps come from the node clock; a frozen sample keeps its stamp. Streams are sampled on
-the physics grid, so a rate that does not divide physics_rate_hz alternates periods (odom
-at 200 Hz on 500 Hz physics: 4 and 6 ms, 5 ms on average).
+Stamps come from the node clock, read once against the steady clock at start (a driver's
+hardware clock: later samples' stamps always rise, where an offset re-read each loop jittered
+back by any preemption between its two reads: a repeated joint_states stamp in CI,
+2026-12-03); a frozen sample keeps its stamp. Streams are sampled on the physics grid, so
+a rate that does not divide physics_rate_hz alternates periods (odom at 200 Hz on 500 Hz
+physics: 4 and 6 ms, 5 ms on average).
 
 Parameters: the spec's sim_bridge section, plus ``ground_truth_rate_hz`` (100.0). All are
 read-only at run time except ``active_faults`` (a comma list, validated; unknown names are
@@ -90,6 +93,7 @@ class SimBridge(Node):
         self._last_fresh_s: dict[str, float] = {}
         self._last_stamp_s: dict[str, float] = {}
         self._awaiting_effect = ''
+        self._stamp_offset_s = self._node_clock_offset_s()
         self._restart(time.monotonic())
         self.faults.set_active(p['active_faults'], time.monotonic())
 
@@ -112,11 +116,10 @@ class SimBridge(Node):
                 self._events_pub.publish(String(data=json.dumps({
                     'event': 'stall', 'fault': '', 'lag_ms': round(1e3 * lag_s, 1),
                     'monotonic_s': now_s})))
-            stamp_offset_s = self.get_clock().now().nanoseconds * 1e-9 - time.monotonic()
             # commands that arrived while the loop ran late, as a driver reads its bus
             ros_msgs.take_pending(self._command_subs)
             while self._next_state_s <= now_s:
-                self._physics_step(self._next_state_s, stamp_offset_s)
+                self._physics_step(self._next_state_s)
                 if now_s - self._next_state_s > MAX_CATCH_UP_S:
                     skipped = int((now_s - self._next_state_s) / self.sim.dt_s)
                     self._skipped_steps += skipped
@@ -125,7 +128,17 @@ class SimBridge(Node):
             self._report(now_s)
             executor.spin_once(timeout_sec=max(0.0, self._next_state_s - time.monotonic()))
 
-    def _physics_step(self, state_s: float, stamp_offset_s: float) -> None:
+    def _node_clock_offset_s(self, reads: int = 5) -> float:
+        """Node clock minus steady clock [s], from the tightest of a few bracketed reads."""
+        best = (math.inf, 0.0)
+        for _ in range(reads):
+            before_s = time.monotonic()
+            node_s = self.get_clock().now().nanoseconds * 1e-9
+            after_s = time.monotonic()
+            best = min(best, (after_s - before_s, node_s - 0.5 * (before_s + after_s)))
+        return best[1]
+
+    def _physics_step(self, state_s: float) -> None:
         """One physics step ending at state_s; sample the streams whose deadline it reached."""
         self.sim.step(state_s)
         self._next_state_s += self.sim.dt_s
@@ -138,9 +151,10 @@ class SimBridge(Node):
                 self._next_sample_s[stream] + 1.0 / self.p[f'{stream}_rate_hz'], state_s)
             values = getattr(self.sim, stream)()
             if stream == 'ground_truth':
-                self._gt_pub.publish(ros_msgs.make_odometry(values, state_s + stamp_offset_s))
+                stamp_s = state_s + self._stamp_offset_s
+                self._gt_pub.publish(ros_msgs.make_odometry(values, stamp_s))
             else:
-                self.faults.offer(stream, values, state_s + stamp_offset_s, state_s)
+                self.faults.offer(stream, values, state_s + self._stamp_offset_s, state_s)
 
     def _publish_due(self, now_s: float) -> None:
         """Publish released sensor messages and pending events.
