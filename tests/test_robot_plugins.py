@@ -7,6 +7,7 @@ string literals; docstrings, which explain, are left out). A robot's own folder
 
 import ast
 from pathlib import Path
+import re
 
 import pytest
 
@@ -32,6 +33,20 @@ def _docstrings(tree: ast.AST) -> set[int]:
     return out
 
 
+def words(text: str) -> list[str]:
+    """Lower-case words of an identifier or string: split at non-letters and camelCase."""
+    return [w.lower() for w in re.findall(r'[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+', text)]
+
+
+def names_robot(text: str, robot: str) -> bool:
+    """True when text holds the robot's name as whole words (a plural s allowed): 'hand' is
+    in hand_profile, HandRuntime and 'hand-rotate', not in SignalHandlerOptions or handle."""
+    name, have = words(robot), words(text)
+    return any(have[i:i + len(name) - 1] == name[:-1]
+               and have[i + len(name) - 1] in (name[-1], name[-1] + 's')
+               for i in range(len(have) - len(name) + 1))
+
+
 def robot_names_in(source: str, robots) -> list[tuple[int, str]]:
     """(line, text) of every identifier or non-docstring string literal naming a robot."""
     tree = ast.parse(source)
@@ -48,7 +63,7 @@ def robot_names_in(source: str, robots) -> list[tuple[int, str]]:
             text = node.name
         else:
             continue
-        if any(robot in text.lower() for robot in robots):
+        if any(names_robot(text, robot) for robot in robots):
             found.append((node.lineno, text))
     return found
 
@@ -67,6 +82,16 @@ def test_the_check_finds_a_branch_on_a_robot_name():
                '        return quadrotor_profile\n')
     assert robot_names_in(planted, ('quadrotor', 'quadruped')) == [
         (4, 'quadruped'), (5, 'quadrotor_profile')]
+
+
+def test_a_robot_name_is_matched_as_whole_words():
+    planted = ('import signal\n'
+               'def f(p, default_int_handler):\n'
+               '    handle = signal.SignalHandlerOptions\n'
+               '    if p.task == "hand-rotate":\n'
+               '        return HandRuntime, hand_profile, toy_arms\n')
+    assert robot_names_in(planted, ('hand', 'toy_arm')) == [
+        (4, 'hand-rotate'), (5, 'HandRuntime'), (5, 'hand_profile'), (5, 'toy_arms')]
 
 
 @pytest.mark.parametrize('robot', ['quadrotor', 'quadruped'])
