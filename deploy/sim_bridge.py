@@ -10,7 +10,7 @@ parameters beside the common ones (``deploy/bridge/params.py``).
 One thread: step the physics up to wall time on the steady clock (catching up when late),
 sample the sensor streams at their rates through the FaultInjector, publish what it releases, and
 spin the executor (commands, ~/reset, set_parameters) until the next physics deadline.
-Stamps come from the node clock, read once against the steady clock at start (a driver's
+Stamps come from the node clock, read once against the steady clock at construction (a driver's
 hardware clock: later samples' stamps always rise, where an offset re-read each loop jittered
 back by any preemption between its two reads: a repeated joint_states stamp in CI,
 2026-12-03); a frozen sample keeps its stamp. Streams are sampled on the physics grid, so
