@@ -150,11 +150,11 @@ class SimBridge(Node):
             self._next_sample_s[stream] = max(
                 self._next_sample_s[stream] + 1.0 / self.p[f'{stream}_rate_hz'], state_s)
             values = getattr(self.sim, stream)()
+            stamp_s = state_s + self._stamp_offset_s
             if stream == 'ground_truth':
-                stamp_s = state_s + self._stamp_offset_s
                 self._gt_pub.publish(ros_msgs.make_odometry(values, stamp_s))
             else:
-                self.faults.offer(stream, values, state_s + self._stamp_offset_s, state_s)
+                self.faults.offer(stream, values, stamp_s, state_s)
 
     def _publish_due(self, now_s: float) -> None:
         """Publish released sensor messages and pending events.

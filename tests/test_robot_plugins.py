@@ -41,10 +41,8 @@ def words(text: str) -> list[str]:
 def names_robot(text: str, robot: str) -> bool:
     """True when text holds the robot's name as whole words (a plural s allowed): 'hand' is
     in hand_profile, HandRuntime and 'hand-rotate', not in SignalHandlerOptions or handle."""
-    name, have = words(robot), words(text)
-    return any(have[i:i + len(name) - 1] == name[:-1]
-               and have[i + len(name) - 1] in (name[-1], name[-1] + 's')
-               for i in range(len(have) - len(name) + 1))
+    pattern = r'\b' + ' '.join(words(robot)) + r's?\b'
+    return re.search(pattern, ' '.join(words(text))) is not None
 
 
 def robot_names_in(source: str, robots) -> list[tuple[int, str]]:
