@@ -56,6 +56,17 @@ def float_attr(elem: ET.Element, name: str, path: Path) -> float:
         raise UrdfError(f'{path}: <{elem.tag} {name}="{text}"> is not a number') from exc
 
 
+def float_list(text: str, count: int, what: str, path: Path) -> list[float]:
+    """count numbers from a space-separated attribute value; UrdfError naming it otherwise."""
+    try:
+        values = [float(v) for v in text.split()]
+    except ValueError as exc:
+        raise UrdfError(f'{path}: {what}="{text}" is not {count} numbers') from exc
+    if len(values) != count:
+        raise UrdfError(f'{path}: {what}="{text}" is not {count} numbers')
+    return values
+
+
 def parse_urdf(path: str | Path) -> ET.Element:
     """Parse a URDF file, raising UrdfError with the file name on malformed XML."""
     path = Path(path)
@@ -104,3 +115,57 @@ def read_rotor_params(path: str | Path) -> RotorParams:
         positions_b=tuple(positions),
         directions=tuple(directions),
     )
+
+
+def sim2real_element(root: ET.Element) -> ET.Element | None:
+    """The URDF's <sim2real> extension element, or None."""
+    return root.find('sim2real')
+
+
+def read_motors(path: str | Path, joint_names) -> dict[str, tuple[float, float, float]]:
+    """(stall torque [N m], no-load speed [rad/s], armature [kg m^2]) per joint from
+    <sim2real><motor joints gear_ratio rotor_inertia_kg_m2 stall_torque_nm
+    no_load_speed_rad_s/>; armature = rotor_inertia * gear_ratio^2. UrdfError unless every one
+    of joint_names is in exactly one <motor>."""
+    path = Path(path)
+    ext = sim2real_element(parse_urdf(path))
+    motors = {}
+    for motor in ext.findall('motor') if ext is not None else ():
+        names = motor.get('joints', '').split()
+        if not names:
+            raise UrdfError(f'{path}: <motor> lacks attribute "joints"')
+        gear = float_attr(motor, 'gear_ratio', path)
+        rotor = float_attr(motor, 'rotor_inertia_kg_m2', path)
+        values = (float_attr(motor, 'stall_torque_nm', path),
+                  float_attr(motor, 'no_load_speed_rad_s', path), rotor * gear ** 2)
+        if min(values) <= 0.0:
+            raise UrdfError(f'{path}: <motor joints="{" ".join(names)}"> values must be > 0')
+        twice = [name for name in names if name in motors]
+        if twice:
+            raise UrdfError(f'{path}: joints {twice} are in more than one <motor>')
+        motors.update((name, values) for name in names)
+    missing = [name for name in joint_names if name not in motors]
+    if missing:
+        raise UrdfError(f'{path}: no <sim2real><motor> covers joints {missing}')
+    return {name: motors[name] for name in joint_names}
+
+
+def has_motors(path: str | Path) -> bool:
+    """Whether the URDF declares a <sim2real><motor> model."""
+    ext = sim2real_element(parse_urdf(Path(path)))
+    return ext is not None and ext.find('motor') is not None
+
+
+def read_joint_pose(path: str | Path, tag: str, joint_names) -> tuple[float, ...]:
+    """A pose <sim2real><TAG joint_name="rad" .../> [rad; m on a prismatic joint] in
+    joint_names order; UrdfError when the element or a joint's value is missing."""
+    path = Path(path)
+    ext = sim2real_element(parse_urdf(path))
+    pose = ext.find(tag) if ext is not None else None
+    if pose is None:
+        raise UrdfError(f'{path}: no <sim2real><{tag} .../></sim2real> element')
+    unknown = sorted(set(pose.attrib) - set(joint_names))
+    if unknown:
+        raise UrdfError(f'{path}: <{tag}> names joints {unknown} that are not movable joints '
+                        f'of the URDF ({", ".join(joint_names)})')
+    return tuple(float_attr(pose, name, path) for name in joint_names)

@@ -17,8 +17,10 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
+from sim2real.sim.contacts import apply_contact_settings
 from sim2real.sim.mjcf import load_fixed_base
-from sim2real.urdf import float_attr, parse_urdf, UrdfError
+from sim2real.sim.objects import add_free_object, read_objects
+from sim2real.urdf import float_attr, has_motors, parse_urdf, read_motors, UrdfError
 
 MOVABLE = ('revolute', 'prismatic')
 """URDF joint types of the actuated joints (one degree of freedom, a position range)."""
@@ -100,14 +102,28 @@ def joint_chain_info(model: mujoco.MjModel, urdf: str | Path, joint_names,
     )
 
 
+def apply_armature(spec: mujoco.MjSpec, urdf: str | Path, joint_names) -> None:
+    """Joint armature = reflected rotor inertia of the URDF's <sim2real><motor> (when it
+    declares one; every named joint must then be covered)."""
+    if not has_motors(urdf):
+        return
+    for name, (_, _, armature) in read_motors(urdf, joint_names).items():
+        spec.joint(name).armature = armature
+
+
 def fixed_base_spec(urdf: str | Path, physics_dt_s: float, joint_names=None) -> mujoco.MjSpec:
     """Uncompiled fixed-base MjSpec with a torque actuator on each joint (default: every
-    movable joint of the URDF, in its order)."""
+    movable joint of the URDF, in its order), the armature of its motor model, its contact
+    settings and its free objects (all from <sim2real>, where declared)."""
     names = joint_names or movable_joints(urdf)
     if not names:
         raise UrdfError(f'{urdf}: no movable joint ({", ".join(MOVABLE)})')
     spec = load_fixed_base(urdf, physics_dt_s)
     add_torque_actuators(spec, names, urdf)
+    apply_armature(spec, urdf, names)
+    apply_contact_settings(spec, urdf)
+    for obj in read_objects(urdf):
+        add_free_object(spec, obj)
     return spec
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from sim2real.sim.joint_robot import joint_chain_info, movable_joints
 from sim2real.sim.mjcf import BASE_BODY, load_floating_base
-from sim2real.urdf import float_attr, parse_urdf, UrdfError
+from sim2real.urdf import float_attr, parse_urdf, read_joint_pose, read_motors, UrdfError
 
 LEGS = ('FL', 'FR', 'RL', 'RR')
 JOINT_KINDS = ('hip', 'thigh', 'calf')
@@ -136,40 +136,14 @@ def _joint_elements(root: ET.Element, path: Path) -> dict[str, ET.Element]:
     return joints
 
 
-def _read_motors(ext: ET.Element, path: Path) -> dict[str, tuple[float, float, float]]:
-    """(stall torque, no-load speed, armature) per joint from <sim2real><motor .../>."""
-    motors = {}
-    for motor in ext.findall('motor'):
-        names = motor.get('joints', '').split()
-        if not names:
-            raise UrdfError(f'{path}: <motor> lacks attribute "joints"')
-        gear = float_attr(motor, 'gear_ratio', path)
-        rotor = float_attr(motor, 'rotor_inertia_kg_m2', path)
-        values = (float_attr(motor, 'stall_torque_nm', path),
-                  float_attr(motor, 'no_load_speed_rad_s', path), rotor * gear ** 2)
-        if min(values) <= 0.0:
-            raise UrdfError(f'{path}: <motor joints="{" ".join(names)}"> values must be > 0')
-        twice = [name for name in names if name in motors]
-        if twice:
-            raise UrdfError(f'{path}: joints {twice} are in more than one <motor>')
-        motors.update((name, values) for name in names)
-    missing = [name for name in JOINT_NAMES if name not in motors]
-    if missing:
-        raise UrdfError(f'{path}: no <sim2real><motor> covers joints {missing}')
-    return motors
-
-
 def read_legged_urdf(urdf: str | Path) -> LeggedUrdfData:
     """Joint velocity limits, standing pose and motor model of a legged URDF, policy order."""
     path = Path(urdf)
     root = parse_urdf(path)
     joints = _joint_elements(root, path)
-    ext = root.find('sim2real')
-    pose = ext.find('standing_pose') if ext is not None else None
-    if pose is None:
-        raise UrdfError(f'{path}: no <sim2real><standing_pose .../></sim2real> element')
-    motors = _read_motors(ext, path)
     names = legged_joint_names(path)
+    pose = read_joint_pose(path, 'standing_pose', names)
+    motors = read_motors(path, names)
     velocity = []
     for name in names:
         limit = joints[name].find('limit')
@@ -180,7 +154,7 @@ def read_legged_urdf(urdf: str | Path) -> LeggedUrdfData:
     return LeggedUrdfData(
         joint_names=names,
         velocity_limit_rad_s=np.array(velocity),
-        default_joint_pos_rad=np.array([float_attr(pose, n, path) for n in names]),
+        default_joint_pos_rad=np.array(pose),
         stall_torque_nm=table[:, 0], no_load_speed_rad_s=table[:, 1],
         armature_kg_m2=table[:, 2])
 
