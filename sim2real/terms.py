@@ -120,3 +120,30 @@ def rotor_speed_command(a, min_speed_rad_s, max_speed_rad_s):
 def joint_offset_target(default_joint_pos_rad, scale, a):
     """Joint position targets [rad] of outputs a: the default pose plus scale * a."""
     return default_joint_pos_rad + scale * a
+
+
+def joint_delta_target(prev_target_rad, scale, a, lower_rad, upper_rad):
+    """Delta-on-target integrator: clip(q*_prev + scale * a, lower, upper) [rad] per joint."""
+    xp = array_namespace(prev_target_rad)
+    return xp.minimum(xp.maximum(prev_target_rad + scale * a, lower_rad), upper_rad)
+
+
+def joint_pos_unit(joint_pos_rad, lower_rad, upper_rad):
+    """Joint positions mapped to [-1, 1] over their ranges: 2 (q - lower) / (upper - lower) - 1."""
+    return 2.0 * (joint_pos_rad - lower_rad) / (upper_rad - lower_rad) - 1.0
+
+
+def axis_rotation_rad(quat_now_wxyz, quat_prev_wxyz, axis_w):
+    """Signed rotation [rad] about a world axis (unit, (3,)) from the previous orientation to
+    the current one: the twist of q_now q_prev^-1 about the axis, in (-pi, pi]."""
+    xp = array_namespace(quat_now_wxyz)
+    w1, x1, y1, z1 = (quat_now_wxyz[..., i] for i in range(4))
+    w0, x0, y0, z0 = (quat_prev_wxyz[..., i] for i in range(4))
+    # r = q_now * conj(q_prev)
+    w = w1 * w0 + x1 * x0 + y1 * y0 + z1 * z0
+    x = -w1 * x0 + x1 * w0 - y1 * z0 + z1 * y0
+    y = -w1 * y0 + x1 * z0 + y1 * w0 - z1 * x0
+    z = -w1 * z0 - x1 * y0 + y1 * x0 + z1 * w0
+    along = x * axis_w[0] + y * axis_w[1] + z * axis_w[2]
+    sign = xp.where(w < 0, -1.0, 1.0)
+    return 2.0 * xp.atan2(sign * along, sign * w)

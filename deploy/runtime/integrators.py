@@ -7,7 +7,8 @@ Every integrator clips the policy output a to [-clip, clip], records it in ``his
   at 0, max_collective_thrust_n at +1), a[1:4] max_body_rate_rad_s rad/s body frame]
 - rotor_speeds: min_speed + (a + 1) / 2 (max_speed - min_speed) [rad/s], URDF rotor order
 - joint_position_offset: q* = q0 + scale a (zero-order hold)
-- joint_position_delta: q* = q*_prev + scale a, q*_prev seeded with the measured q
+- joint_position_delta: q* = q*_prev + scale a, clipped to [target_min_rad, target_max_rad]
+  when given; q*_prev seeded with the measured q (target_seed: measured_joint_pos_rad)
 - joint_position_ema: q* = alpha (q0 + scale a) + (1 - alpha) q*_prev, seeded with measured q
 - joint_position_rate_capped: q* moves toward q0 + scale a by at most max_rate_rad_s dt
 """
@@ -136,13 +137,37 @@ class JointPositionOffset(Integrator):
 
 
 class JointPositionDelta(JointPositionOffset):
-    """q* = q*_prev + scale a, seeded with the measured q at enable."""
+    """q* = q*_prev + scale a, seeded with the measured q at enable; clipped to
+    [target_min_rad, target_max_rad] (state and seed) when the contract gives them."""
 
     kind = 'joint_position_delta'
+    SEEDS = ('measured_joint_pos_rad',)
+    """The target_seed values this integrator implements (reset(q) with the measured q)."""
+
+    def __init__(self, contract: Contract, history_length: int = 1):
+        """Refuse a seeding this runtime does not implement; read the optional target range."""
+        super().__init__(contract, history_length)
+        seed = self.spec.params.get('target_seed', self.SEEDS[0])
+        if seed not in self.SEEDS:
+            raise ContractError(f'action.params.target_seed: "{seed}" is not implemented by '
+                                f'this runtime (it seeds with {", ".join(self.SEEDS)})')
+        bounded = [name in self.spec.params for name in ('target_min_rad', 'target_max_rad')]
+        if any(bounded) and not all(bounded):
+            raise ContractError('action.params.target_min_rad and target_max_rad: give both '
+                                'or neither')
+        self.bounds_rad = ((self.param('target_min_rad'), self.param('target_max_rad'))
+                           if all(bounded) else (-np.inf, np.inf))
+        """(lower, upper) of the integrator state [rad]: the joint ranges trained with."""
+
+    def reset(self, joint_pos_rad: np.ndarray | None = None) -> None:
+        """Zero the history; the target state starts at the measured q, clipped."""
+        super().reset(joint_pos_rad)
+        self.target_rad = np.clip(self.target_rad, *self.bounds_rad)
 
     def command(self, a: np.ndarray) -> np.ndarray:
-        """Integrate the scaled output onto the previous target."""
-        self.target_rad = self.target_rad + self.scale * a
+        """Integrate the scaled output onto the previous target, within the bounds."""
+        self.target_rad = terms.joint_delta_target(self.target_rad, self.scale, a,
+                                                   *self.bounds_rad)
         return self.target_rad.copy()
 
 

@@ -100,3 +100,69 @@ class JointPositionAction(Stateful):
                               'joint order of joint_names',
             'pd_formula': PD_ENVELOPE if 'stall_torque_nm' in params else PD_CLIPPED,
             'delay_ticks_trained': [int(round(b)) for b in bounds(self.delay_ticks)]})
+
+
+TARGET_SEED = 'measured_joint_pos_rad'
+"""How a delta integrator's state starts, at reset in training and at enable on the robot: the
+measured joint positions (encoder offsets included), clipped to the joint ranges."""
+
+
+class JointPositionDeltaAction(JointPositionAction):
+    """Delta on the previous target: q* = clip(q*_prev + scale clip(a), lower, upper).
+
+    The integrator state (``target_rad``, what the policy observes as its previous target) is
+    seeded from the measured joints at reset, as the deploy runtime seeds it at enable, and
+    moves every tick; the motors receive it 0..max ticks late (the per-env action delay).
+    What it asks of the scene beyond JointPositionAction's: ``joint_pos_limits_rad`` (J, 2)
+    and ``measured_joint_pos_rad(env_ids)``, the joint readings of those envs now.
+    """
+
+    STATE = ('last_action', 'prev_action', 'target_rad')
+    NOT_STATE = JointPositionAction.NOT_STATE + ('_lower', '_upper')
+
+    kind = 'joint_position_delta'
+
+    def __init__(self, env, scale: float = 1.0 / 24.0, clip: float = 1.0,
+                 delay_ticks: tuple[int, int] = (0, 0)):
+        """scale [rad per unit output per tick]; clip of the outputs; delay range [ticks]."""
+        super().__init__(env, scale, clip, delay_ticks)
+        self._buffer = DelayBuffer(env.num_envs, (self.size,),
+                                   int(round(bounds(delay_ticks)[1])), xp=torch,
+                                   dtype=torch.float64)
+        limits = self.scene.joint_pos_limits_rad.double()
+        self._lower, self._upper = limits[:, 0], limits[:, 1]
+        self.target_rad = self._default.double().repeat(env.num_envs, 1)
+        """Integrator state q* [rad], (N, joints): the latest target, not yet delayed."""
+
+    def reset(self, env_ids: torch.Tensor) -> None:
+        """Zero the outputs, draw new delays, seed q* with the measured joints (clipped)."""
+        self.last_action[env_ids] = 0.0
+        self.prev_action[env_ids] = 0.0
+        self._buffer.set_delay(env_ids, sample_int_range(self.env, env_ids, self.delay_ticks))
+        seed = self.scene.measured_joint_pos_rad(env_ids).double()
+        seed = torch.minimum(torch.maximum(seed, self._lower), self._upper)
+        self.target_rad[env_ids] = seed
+        self._buffer.reset(env_ids, seed)
+        self.scene.actuator.target_rad[env_ids] = seed
+
+    def process(self, actions: torch.Tensor) -> None:
+        """Clip and record the outputs, integrate q*, send it through the delay line."""
+        clipped = actions.clamp(-self.clip, self.clip)
+        self.prev_action = self.last_action
+        self.last_action = clipped
+        self.target_rad = terms.joint_delta_target(
+            self.target_rad, self.scale, clipped.double(), self._lower, self._upper)
+        self._buffer.push(self.target_rad)
+        self.scene.actuator.target_rad = self._buffer.delayed()
+
+    def spec(self) -> ActionSpec:
+        """Contract entry: the offset term's, with the integrator's limits and seeding."""
+        spec = super().spec()
+        spec.params.update({
+            'target_min_rad': self._lower.tolist(), 'target_max_rad': self._upper.tolist(),
+            'target_seed': TARGET_SEED,
+            'target_formula': 'clip(q*_prev + scale * clip(a, -clip, clip), target_min_rad, '
+                              'target_max_rad), q*_prev seeded with the measured joint '
+                              'positions (clipped) at reset and at enable; joint order of '
+                              'joint_names'})
+        return spec

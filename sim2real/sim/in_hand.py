@@ -58,6 +58,8 @@ class InHandInfo(JointChainInfo):
     """Fingertip links in <fingertips> order."""
     fingertip_body_ids: np.ndarray = None
     """Body of each fingertip, (k,)."""
+    fingertip_geom_ids: np.ndarray = None
+    """The collision geom centred on each fingertip frame (its pad), (k,)."""
     object_name: str = ''
     """The held object's body, free joint and geom name."""
     object_body_id: int = -1
@@ -95,6 +97,19 @@ def _fingertips(urdf: Path) -> tuple[str, ...]:
     return names
 
 
+def _pad_geom(model: mujoco.MjModel, tip: int, path: Path) -> int:
+    """The collision geom centred on fingertip body tip (on it or on its parent link)."""
+    parent = int(model.body_parentid[tip])
+    for geom in range(model.ngeom):
+        body = int(model.geom_bodyid[geom])
+        centre = model.geom_pos[geom] if body == tip else (
+            model.geom_pos[geom] - model.body_pos[tip] if body == parent else None)
+        if centre is not None and np.allclose(centre, 0.0, atol=1e-9):
+            return geom
+    raise UrdfError(f'{path}: fingertip "{model.body(tip).name}" is not the centre of a '
+                    'collision geom of its link (the fingertip pad)')
+
+
 def in_hand_spec(urdf: str | Path, physics_dt_s: float,
                  solver: SolverCfg = SolverCfg()) -> mujoco.MjSpec:
     """Uncompiled in-hand MjSpec: the fixed-base hand, its object, the solver settings."""
@@ -124,6 +139,7 @@ def in_hand_info(model: mujoco.MjModel, urdf: str | Path) -> InHandInfo:
     obj = read_objects(path)[0]
     joint = model.joint(obj.name)
     tips = _fingertips(path)
+    tip_ids = [model.body(n).id for n in tips]
     object_body = model.body(obj.name).id
     hand = np.array([b for b in range(1, model.nbody)
                      if b != object_body and model.body_rootid[b] != object_body])
@@ -133,7 +149,8 @@ def in_hand_info(model: mujoco.MjModel, urdf: str | Path) -> InHandInfo:
         stall_torque_nm=motors[:, 0], no_load_speed_rad_s=motors[:, 1],
         armature_kg_m2=motors[:, 2],
         fingertip_names=tips,
-        fingertip_body_ids=np.array([model.body(n).id for n in tips]),
+        fingertip_body_ids=np.array(tip_ids),
+        fingertip_geom_ids=np.array([_pad_geom(model, t, path) for t in tip_ids]),
         object_name=obj.name, object_body_id=object_body,
         object_geom_id=model.geom(obj.name).id,
         object_qpos_adr=int(joint.qposadr[0]), object_qvel_adr=int(joint.dofadr[0]),

@@ -74,6 +74,7 @@ def add_free_object(spec: mujoco.MjSpec, cfg: ObjectCfg) -> None:
                         'robot') from exc
     pos_w = data.xpos[link.id] + data.xmat[link.id].reshape(3, 3) @ np.array(cfg.pos_m)
     body = spec.worldbody.add_body(name=cfg.name, pos=pos_w.tolist())
+    body.simple = False   # its centre of mass may be randomized off the geometric centre
     body.add_freejoint(name=cfg.name)
     geom_type, _ = SHAPES[cfg.shape]
     half = [s / 2 for s in cfg.size_m]

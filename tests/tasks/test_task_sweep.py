@@ -25,22 +25,28 @@ POLICY_TERMS = {
                         ('reference_velocity_w', 3, 1)],
     'quadruped-flat': QUADRUPED_TERMS,
     'quadruped-rough': QUADRUPED_TERMS,
+    # the hand: 3 ticks of 16 joint positions and 16 previous targets = 96 (HORA, LEAP)
+    'hand-rotate': [('joint_pos', 16, 3), ('joint_target', 16, 3)],
 }
 # critic width: the quadrotor's = its policy's + physical_params 13; the quadruped's =
 # lin_vel 3 + one tick of each policy term (45) + physical_params 44 (friction, payload,
 # centre of mass 3, link-mass scale, Kp, Kd and strength of 12 joints, 2 delays), + an
-# 11 x 7 height scan on rough ground
+# 11 x 7 height scan on rough ground; the hand's = joint positions, targets and velocities
+# 3 x 16, the cube's position 3, quaternion 4, velocities 3 + 3 and rotation rate 1
 CRITIC_DIMS = {'quadrotor-hover': 49 + 13, 'quadrotor-track': 52 + 13, 'quadruped-flat': 92,
-               'quadruped-rough': 92 + 77}
+               'quadruped-rough': 92 + 77, 'hand-rotate': 48 + 14}
 NUM_ACTIONS = {'quadrotor-hover': 4, 'quadrotor-track': 4, 'quadruped-flat': 12,
-               'quadruped-rough': 12}
+               'quadruped-rough': 12, 'hand-rotate': 16}
 # the disturbance event play mode drops
 DISTURBANCE = {'quadrotor-hover': 'disturbance', 'quadrotor-track': 'disturbance',
-               'quadruped-flat': 'push_base', 'quadruped-rough': 'push_base'}
+               'quadruped-flat': 'push_base', 'quadruped-rough': 'push_base',
+               'hand-rotate': 'push_cube'}
 ROBOT = {'quadrotor-hover': ('crazyflie21', 'thrust_body_rates'),
          'quadrotor-track': ('crazyflie21', 'thrust_body_rates'),
          'quadruped-flat': ('go2class', 'joint_position_offset'),
-         'quadruped-rough': ('go2class', 'joint_position_offset')}
+         'quadruped-rough': ('go2class', 'joint_position_offset'),
+         'hand-rotate': ('leapclass', 'joint_position_delta')}
+QUADRUPED_TASKS = ('quadruped-flat', 'quadruped-rough')
 
 
 def _actions(steps, seed=0, size=4):
@@ -50,12 +56,12 @@ def _actions(steps, seed=0, size=4):
 
 
 def test_registry_lists_the_tasks():
-    """task_names() is sorted and holds the quadrotor and quadruped tasks; unknown names list
-    them."""
-    assert task_names() == ['quadrotor-hover', 'quadrotor-track', 'quadruped-flat',
-                            'quadruped-rough']
-    with pytest.raises(KeyError, match='registered tasks: quadrotor-hover, quadrotor-track, '
-                                       'quadruped-flat, quadruped-rough'):
+    """task_names() is sorted and holds the hand, quadrotor and quadruped tasks; unknown names
+    list them."""
+    assert task_names() == ['hand-rotate', 'quadrotor-hover', 'quadrotor-track',
+                            'quadruped-flat', 'quadruped-rough']
+    with pytest.raises(KeyError, match='registered tasks: hand-rotate, quadrotor-hover, '
+                                       'quadrotor-track, quadruped-flat, quadruped-rough'):
         get_task('quadrotor-flip')
 
 
@@ -93,7 +99,12 @@ def test_play_config_has_no_disturbance_or_noise(make_env, task):
         env.step(step_actions)
     second = env.reset(seed=5)['policy']
     torch.testing.assert_close(second, first, rtol=0, atol=0)
-    if task not in QUADROTOR_TASKS:
+    if task == 'hand-rotate':
+        # noise off: joint positions (3 ticks x 16) read within their ranges, [-1, 1] (the
+        # encoder offsets of up to 0.03 rad can reach 0.03 past a range's end)
+        assert first[:, :48].abs().max() <= 1.0 + 0.03
+        return
+    if task in QUADRUPED_TASKS:
         # noise off: the projected gravity (IMU frame, after 3 ticks of rates) is a unit vector
         norm = torch.linalg.vector_norm(first[:, 9:12], dim=1)
         torch.testing.assert_close(norm, torch.ones(NUM_ENVS), rtol=0, atol=1e-5)
@@ -183,6 +194,10 @@ def test_config_serializes_to_plain_data(task):
     if task in QUADROTOR_TASKS:
         assert plain['rewards']['alive']['func'] == 'sim2real.tasks.quadrotor.mdp:alive'
         assert plain['events']['mass']['params']['value_range'] == [0.8, 1.2]
+    elif task == 'hand-rotate':
+        assert plain['rewards']['rotation']['func'] == (
+            'sim2real.tasks.hand.mdp:rotation_rate_clipped')
+        assert plain['events']['cube_friction']['params']['friction_range'] == [0.3, 1.5]
     else:
         assert plain['rewards']['track_lin_vel_xy']['func'] == (
             'sim2real.tasks.quadruped.mdp:track_lin_vel_xy_exp')

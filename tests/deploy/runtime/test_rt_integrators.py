@@ -82,6 +82,33 @@ def test_joint_delta_integrates_from_measured_q():
     np.testing.assert_allclose(integrator.step(np.array([1.0, -1.0])), [1.2, 1.8])
 
 
+def test_joint_delta_clips_its_state_and_seed_to_the_trained_range():
+    """Range (-0.5, 0.5) per joint, scale 0.2: a seed of (0.7, -0.1) starts at (0.5, -0.1);
+    a = (1, -1) three times: (0.5, -0.3), (0.5, -0.5), (0.5, -0.5); then a = (-1, 1) leaves
+    the bound at once: (0.3, -0.3) (the state never winds up past the range)."""
+    integrator = make_integrator(_contract('joint_position_delta', 2, {
+        'scale': 0.2, 'target_min_rad': [-0.5, -0.5], 'target_max_rad': [0.5, 0.5],
+        'target_seed': 'measured_joint_pos_rad'}, default=(0.0, 0.0)))
+    integrator.reset(np.array([0.7, -0.1]))
+    np.testing.assert_allclose(integrator.target_rad, [0.5, -0.1])
+    got = [integrator.step(np.array([1.0, -1.0])) for _ in range(3)]
+    np.testing.assert_allclose(got, [[0.5, -0.3], [0.5, -0.5], [0.5, -0.5]])
+    np.testing.assert_allclose(integrator.step(np.array([-1.0, 1.0])), [0.3, -0.3])
+
+
+@pytest.mark.parametrize('params, field', [
+    ({'target_seed': 'default_joint_pos_rad'}, 'target_seed'),
+    ({'target_min_rad': [-1.0, -1.0]}, 'target_min_rad and target_max_rad'),
+    ({'target_min_rad': [-1.0], 'target_max_rad': [1.0, 1.0]}, 'target_min_rad'),
+])
+def test_joint_delta_refuses_a_seeding_or_range_it_cannot_honour(params, field):
+    """A seed this runtime does not implement, one bound without the other, or a bound of the
+    wrong length: ContractError naming the field."""
+    with pytest.raises(ContractError, match=field):
+        make_integrator(_contract('joint_position_delta', 2, {'scale': 0.1, **params},
+                                  default=(0.0, 0.0)))
+
+
 def test_joint_ema_blends_toward_the_offset_target():
     """alpha 0.25, q0 0, scale 1, seeded at q = 1, a = -1: 0.25*-1 + 0.75*1 = 0.5, then 0.125."""
     integrator = make_integrator(_contract('joint_position_ema', 1, {

@@ -1,0 +1,156 @@
+"""hand-rotate: rotate the cube about the palm normal, proprioception only (HORA, LEAP).
+
+Sources (hand.md): [HORA] Qi et al. 2022 and its code; [LEAP] LEAP_Hand_Sim (the HORA port)
+and LEAP Hand Isaac Lab; [PG] MuJoCo Playground's LEAP tasks; [DX] DeXtreme.
+"""
+
+from __future__ import annotations
+
+from sim2real.mdp import episode_terms
+from sim2real.mdp.cfg import (
+    EnvCfg, EventTermCfg, ObsGroupCfg, ObsTermCfg, RandomParamCfg, RewardTermCfg, TermClassCfg,
+    TerminationTermCfg)
+from sim2real.mdp.joint_actions import JointPositionDeltaAction
+from sim2real.tasks.hand import events, mdp
+from sim2real.tasks.hand.metrics import RotationMetrics
+from sim2real.tasks.hand.scene import HandScene
+
+KP_NM_PER_RAD, KD_NM_S_PER_RAD = 3.0, 0.1
+"""[LEAP], [HORA]: Kp 3 N m/rad, Kd 0.1 N m s/rad."""
+DELTA_RAD = 1.0 / 24.0
+"""Target change per control step at |a| = 1 [rad]: [HORA], [LEAP] (0.83 rad/s at 20 Hz)."""
+MAX_ROTATION_RAD_S = 1.0
+"""Clip of the rewarded rotation rate: a 0.8 rad/s target needs 0.8-1.0 (hand.md 4.1)."""
+DROP_DISTANCE_M = 0.07
+"""The cube is dropped 7 cm from its rest position ([LEAP] Isaac Lab's fall distance)."""
+HISTORY_TICKS = 3
+"""Ticks of joint positions and targets the policy sees ([HORA], [LEAP]: 3)."""
+
+
+def _policy_terms() -> dict[str, ObsTermCfg]:
+    """3 ticks x (16 joint positions + 16 previous targets), both in [-1, 1]: 96 inputs."""
+    return {
+        # joint reading noise: 0.02 rad [HORA] on a range of about 2.5 rad is ~0.016 in the
+        # [-1, 1] scale
+        'joint_pos': ObsTermCfg(mdp.joint_pos_unit, noise_std=0.016,
+                                history_length=HISTORY_TICKS),
+        'joint_target': ObsTermCfg(mdp.joint_target_unit, delayed=False,
+                                   history_length=HISTORY_TICKS),
+    }
+
+
+def _critic_terms() -> dict[str, ObsTermCfg]:
+    """The policy's inputs now, plus what the hand cannot sense: joint velocities, the cube's
+    pose and motion relative to the palm (the HORA privileged fields, [PG]'s critic)."""
+    return {
+        'joint_pos': ObsTermCfg(mdp.joint_pos_unit),
+        'joint_target': ObsTermCfg(mdp.joint_target_unit),
+        'joint_vel': ObsTermCfg(mdp.joint_vel, scale=0.2),
+        'cube_pos': ObsTermCfg(mdp.cube_pos_rel, scale=10.0),
+        'cube_quat': ObsTermCfg(mdp.cube_quat),
+        'cube_lin_vel': ObsTermCfg(mdp.cube_lin_vel, scale=2.0),
+        'cube_ang_vel': ObsTermCfg(mdp.cube_ang_vel, scale=0.2),
+        'cube_rotation_rate': ObsTermCfg(mdp.cube_rotation_rate),
+    }
+
+
+def _rewards() -> dict[str, RewardTermCfg]:
+    """[LEAP]'s weights (hand.md 1a) with the rotation rate clipped at 1 rad/s."""
+    return {
+        # weight 1: the episode's sum of this term is the radians rotated ([PG] RotateZ)
+        'rotation': RewardTermCfg(mdp.rotation_rate_clipped, 1.0,
+                                  {'max_rad_s': MAX_ROTATION_RAD_S}),
+        'cube_lin_vel': RewardTermCfg(mdp.cube_lin_vel_l1, -0.3),
+        'pose': RewardTermCfg(mdp.pose_deviation_l2, -0.1),
+        'torques': RewardTermCfg(mdp.joint_torques_l2, -0.1),
+        'work': RewardTermCfg(mdp.work_l2, -1.0),
+        # a drop costs 200 x 0.05 s = 10 ([LEAP]: -10 x fallen)
+        'drop': RewardTermCfg(episode_terms.is_terminated, -200.0),
+    }
+
+
+def _events() -> dict[str, EventTermCfg]:
+    """The randomization suite, with its sources (hand.md 4.1's start ranges)."""
+    return {
+        'cube_mass': EventTermCfg(events.randomize_cube_mass, 'reset',
+                                  {'scale_range': (0.8, 1.2)}),   # [PG] intent
+        'cube_com': EventTermCfg(events.randomize_cube_com, 'reset',
+                                 {'offset_m': 0.005}),            # [PG] +-5 mm
+        'cube_friction': EventTermCfg(events.randomize_cube_friction, 'reset',
+                                      {'friction_range': (0.3, 1.5)}),   # [LEAP] Isaac Lab
+        'fingertip_friction': EventTermCfg(events.randomize_fingertip_friction, 'reset',
+                                           {'friction_range': (0.5, 1.0)}),   # [PG]
+        'pd_gains': EventTermCfg(events.randomize_pd_gains, 'reset', {
+            'kp_scale': (0.8, 1.2), 'kd_scale': (0.8, 1.2)}),   # [PG]
+        'joint_dynamics': EventTermCfg(events.randomize_joint_dynamics, 'reset', {
+            'frictionloss_scale': (0.5, 2.0), 'armature_scale': (1.0, 1.05)}),   # [PG]
+        'link_masses': EventTermCfg(events.randomize_link_masses, 'reset',
+                                    {'scale_range': (0.9, 1.1)}),   # [PG]
+        # 0.22-0.29 N m: Playground's 0.2196 N m up to the URDF's 550 mA value
+        'torque_limit': EventTermCfg(events.randomize_torque_limit, 'reset',
+                                     {'strength_range': (0.75, 1.0)}),
+        'encoder_bias': EventTermCfg(events.randomize_encoder_bias, 'reset',
+                                     {'bias_rad': 0.03}),   # [LEAP] Isaac Lab robot_bias
+        'reset_grasp': EventTermCfg(events.reset_grasp, 'reset', {
+            'joint_noise_rad': 0.05, 'cube_offset_m': 0.005, 'cube_yaw_rad': 0.2}),
+        # [HORA] train script: force 2 x mass x N(0, 1), p 0.25 per step, decay 0.9 / 0.08 s
+        'push_cube': EventTermCfg(events.push_cube, 'interval', {
+            'force_per_kg_n': 2.0, 'prob': 0.25, 'decay_per_s': 0.9 ** (1 / 0.08)},
+            interval_s=(0.05, 0.05)),
+    }
+
+
+def randomization_box() -> dict[str, RandomParamCfg]:
+    """The hand's randomization box: scalar draws per env, nominal values cited."""
+    urdf = 'urdf/hand.urdf (urdf/README.md)'
+    return {
+        'cube_mass': RandomParamCfg('events.cube_mass.scale_range', 1.0, 'x 0.108 kg',
+                                    source=urdf),
+        'cube_friction': RandomParamCfg('events.cube_friction.friction_range', 0.3,
+                                        'sliding friction', source=urdf),
+        'fingertip_friction': RandomParamCfg('events.fingertip_friction.friction_range', 0.7,
+                                             'sliding friction', source=urdf),
+        'torque_limit': RandomParamCfg('events.torque_limit.strength_range', 1.0,
+                                       'x 0.29 N m', source=urdf),
+        'action_delay_ticks': RandomParamCfg('action.delay_ticks', 0.0, 'ticks (50 ms)',
+                                             integer=True, source='[LEAP] Isaac Lab 0-3 '
+                                             'ticks at 30 Hz; [DX] up to 1.5 ticks'),
+        'observation_delay_ticks': RandomParamCfg('observations.policy.delay_ticks', 0.0,
+                                                  'ticks (50 ms)', integer=True,
+                                                  source='[DX]: observation delay'),
+    }
+
+
+def hand_rotate_cfg(play: bool = False) -> EnvCfg:
+    """Rotate the cube about the palm normal (counter-clockwise seen from above)."""
+    cfg = EnvCfg(
+        task='hand-rotate',
+        robot='hand',
+        scene=TermClassCfg(HandScene, {'urdf': 'hand', 'kp_nm_per_rad': KP_NM_PER_RAD,
+                                       'kd_nm_s_per_rad': KD_NM_S_PER_RAD}),
+        # q* = clip(q*_prev + a / 24, joint ranges), 0-1 tick (0-50 ms) late at the motors
+        action=TermClassCfg(JointPositionDeltaAction, {
+            'scale': DELTA_RAD, 'clip': 1.0, 'delay_ticks': (0, 1)}),
+        observations={
+            'policy': ObsGroupCfg(_policy_terms(), delay_ticks=(0, 1)),
+            'critic': ObsGroupCfg(_critic_terms(), add_noise=False),
+        },
+        rewards=_rewards(),
+        terminations={
+            'time_out': TerminationTermCfg(mdp.time_out, time_out=True),
+            'cube_dropped': TerminationTermCfg(mdp.cube_dropped,
+                                               {'max_distance_m': DROP_DISTANCE_M}),
+        },
+        events=_events(),
+        metrics=TermClassCfg(RotationMetrics, {'min_rotation_rad_per_10s': 4.0}),
+        randomization=randomization_box(),
+        # 200 Hz physics, 20 Hz control [PG, HORA: 20 Hz]; 5 ms, not Playground's 10 ms: see
+        # urdf/README.md "Simulation step" (bench/raw_hand.py)
+        physics_dt_s=0.005,
+        decimation=10,
+        episode_length_s=20.0,   # [HORA], [LEAP]
+    )
+    if play:
+        cfg.events.pop('push_cube')
+        cfg.observations['policy'].add_noise = False
+    return cfg

@@ -1,0 +1,73 @@
+"""In-hand rotation metrics (hand.md section 4.3; what ``sim2real eval --json`` reports):
+
+- ``rotation_rad_per_10s``: per episode, 10 s x the signed rotation of the cube about the palm
+  normal summed over control steps until the episode ended (a drop ends it) / the time
+  elapsed; HORA's "radians rotated", per 10 s so episodes of any length compare.
+- ``drop_rate``: share of episodes that ended with the cube off the palm before the time-out.
+- ``time_to_fall``: per episode, min(time of the drop, episode length) / episode length (1
+  without a drop); HORA's TTF.
+
+Success: no drop and rotation_rad_per_10s >= min_rotation_rad_per_10s.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from sim2real.device import to_floats
+from sim2real.sim.state import Stateful
+
+NAMES = ('rotation_rad_per_10s', 'drop_rate', 'time_to_fall')
+
+
+class RotationMetrics(Stateful):
+    """Accumulates the cube's rotation over each episode and judges success."""
+
+    STATE = ('_rotation_rad', 'last_success', 'last_values', 'finished')
+    NOT_STATE = ('env',)
+
+    quantiles: dict[str, float] = {}
+    """No percentiles: evaluation reports the means."""
+
+    def __init__(self, env, min_rotation_rad_per_10s: float = 4.0):
+        """Success needs no drop and at least this rotation rate [rad per 10 s]."""
+        self.env = env
+        self.min_rotation_rad_per_10s = min_rotation_rad_per_10s
+        n = env.num_envs
+        self._rotation_rad = torch.zeros(n)
+        self.last_success = torch.zeros(n, dtype=torch.bool)
+        """Success of each env's most recent finished episode."""
+        self.last_values = {name: torch.full((n,), torch.nan) for name in NAMES}
+        """Per-env values of the most recent finished episode (NaN: not measured)."""
+        self.finished = torch.zeros(n, dtype=torch.long)
+        """Number of finished episodes per env."""
+
+    def reset(self, env_ids: torch.Tensor) -> None:
+        """Clear the accumulators of env_ids."""
+        self._rotation_rad[env_ids] = 0.0
+
+    def update(self) -> None:
+        """Add this step's rotation about the palm normal."""
+        self._rotation_rad += self.env.scene.cube_rotation_step_rad
+
+    def finish(self, env_ids: torch.Tensor, terminated: torch.Tensor) -> dict[str, float]:
+        """Judge the finished episodes of env_ids; returns their mean metrics for logging."""
+        env = self.env
+        elapsed_s = env.episode_length[env_ids].float() * env.step_dt_s
+        measured = elapsed_s > 0
+        rate = torch.where(measured, 10.0 * self._rotation_rad[env_ids]
+                           / elapsed_s.clamp(min=env.step_dt_s), torch.nan)
+        length_s = env.max_episode_length * env.step_dt_s
+        time_to_fall = torch.where(terminated, elapsed_s / length_s, 1.0)
+        success = ~terminated & measured & (rate >= self.min_rotation_rad_per_10s)
+        self.last_success[env_ids] = success
+        self.last_values['rotation_rad_per_10s'][env_ids] = rate
+        self.last_values['drop_rate'][env_ids] = terminated.float()
+        self.last_values['time_to_fall'][env_ids] = time_to_fall
+        self.finished[env_ids] += 1
+        log = {'episode/success': success.float().mean(),
+               'episode/drop_rate': terminated.float().mean(),
+               'episode/time_to_fall': time_to_fall.mean()}
+        if bool(measured.any()):
+            log['episode/rotation_rad_per_10s'] = rate[measured].mean()
+        return to_floats(log)

@@ -1,0 +1,160 @@
+"""The hand scene: the LEAP-class hand holding a cube (``sim2real.sim.in_hand``), joint PD
+motors at physics rate, and the state the terms read as torch tensors.
+
+The cube's rotation about the task axis (the z axis of the link its spawn position is given
+in: the palm centre, palm normal up) is measured as the hand's metric defines it: per control
+step, the signed angle of q_t q_{t-1}^-1 about the axis (``terms.axis_rotation_rad``).
+"""
+
+from __future__ import annotations
+
+import mujoco
+import torch
+
+from sim2real import terms
+from sim2real.assets import urdf_path
+from sim2real.contract import file_sha256
+from sim2real.sim.backend import store_derived
+from sim2real.sim.backends import make_backend
+from sim2real.sim.bodies import float32_copy
+from sim2real.sim.in_hand import in_hand_model
+from sim2real.sim.joint_actuator import JointActuator, JointActuatorCfg
+from sim2real.sim.state import Stateful
+from sim2real.urdf import parse_urdf
+
+
+class HandScene(Stateful):
+    """Backend + joint motors + the cube; refresh() derives the state the terms read."""
+
+    STATE = ('finite', 'joint_pos_rad', 'joint_vel_rad_s', 'encoder_bias_rad', 'cube_pos_w',
+             'cube_quat_w', 'cube_lin_vel_w', 'cube_ang_vel_b', 'cube_rotation_step_rad',
+             '_cube_quat_prev', '_field_defaults')
+    CHILDREN = ('backend', 'actuator')
+    NOT_STATE = ('env', 'default_joint_pos_rad', 'joint_pos_limits_rad', 'axis_w',
+                 'cube_spawn_pos_w', '_qpos_adr', '_qvel_adr', '_act_ids')
+
+    def __init__(self, env, urdf: str = 'hand', kp_nm_per_rad: float = 3.0,
+                 kd_nm_s_per_rad: float = 0.1):
+        """Model from urdf/<urdf>.urdf with its cube; nominal PD gains per joint."""
+        self.env = env
+        n = env.num_envs
+        self.urdf_path = urdf_path(urdf)
+        self.urdf_sha256 = file_sha256(self.urdf_path)
+        self.model, self.info = model, info = in_hand_model(self.urdf_path,
+                                                            env.cfg.physics_dt_s)
+        self.backend = make_backend(model, n, env.cfg.backend, env.cfg.device,
+                                    env.cfg.num_threads)
+        self.robot_name = parse_urdf(self.urdf_path).get('name')
+        self.joint_names = info.joint_names
+        self.nominal_mass_kg = float(sum(model.body_mass[info.hand_body_ids]))
+        self._qpos_adr = torch.as_tensor(info.qpos_adr)
+        self._qvel_adr = torch.as_tensor(info.qvel_adr)
+        self._act_ids = torch.as_tensor(info.actuator_ids)
+        data = mujoco.MjData(model)
+        mujoco.mj_kinematics(model, data)
+        self.axis_w = torch.as_tensor(data.xmat[info.frame_body_id].reshape(3, 3)[:, 2]).float()
+        """The task axis: the palm normal [world], (3,)."""
+        self.cube_spawn_pos_w = torch.as_tensor(info.object_spawn_pos_m).float()
+        """Where the cube rests on the palm at reset [m; world], (3,)."""
+        self.default_joint_pos_rad = torch.as_tensor(info.default_joint_pos_rad).float()
+        """The grasp pose [rad], policy order, (16,)."""
+        self.joint_pos_limits_rad = torch.as_tensor(info.pos_limits_rad).float()
+        """Joint ranges (lower, upper) [rad], (16, 2)."""
+        j = len(info.joint_names)
+        self.actuator = JointActuator(JointActuatorCfg(
+            kp_nm_per_rad, kd_nm_s_per_rad, tuple(info.effort_limit_nm),
+            tuple(info.stall_torque_nm), tuple(info.no_load_speed_rad_s)), n, j, xp=torch,
+            dtype=torch.float64)
+        self.encoder_bias_rad = torch.zeros(n, j)
+        """Per-env joint encoder offsets added to the measured joint positions [rad]."""
+        self._cube_quat_prev = torch.zeros(n, 4)
+        self.cube_rotation_step_rad = torch.zeros(n)
+        """Signed rotation of the cube about axis_w over the last control step [rad], (N,)."""
+        self.finite = torch.ones(n, dtype=torch.bool)
+        self._field_defaults: dict[str, torch.Tensor] = {}
+        """Unrandomized values of randomized model fields (sim2real.mdp.events)."""
+        self.refresh()
+        self._cube_quat_prev = self.cube_quat_w.clone()
+
+    # -- stepping ----------------------------------------------------------------------------
+    def reset(self, env_ids: torch.Tensor) -> None:
+        """Simulations back to the model's defaults: the grasp pose, the cube on the palm."""
+        self.backend.reset(env_ids)
+        self.backend.xfrc_applied[env_ids] = 0.0
+        q0 = self.default_joint_pos_rad.double()
+        self.backend.qpos[env_ids[:, None], self._qpos_adr] = q0.to(self.backend.qpos.dtype)
+        self.actuator.reset(env_ids, q0)
+        self.cube_rotation_step_rad[env_ids] = 0.0
+
+    def measured_joint_pos_rad(self, env_ids: torch.Tensor) -> torch.Tensor:
+        """The joint readings of env_ids now (encoder offsets included) [rad], (n, 16): what
+        a delta integrator is seeded with (the derived state is not refreshed yet at reset)."""
+        q = self.backend.qpos[env_ids[:, None], self._qpos_adr].double()
+        return q + self.encoder_bias_rad[env_ids].double()
+
+    def simulate(self, num_substeps: int, before_substep) -> None:
+        """Step the physics; before_substep(dt) writes the motor torques."""
+        self._cube_quat_prev = self.cube_quat_w
+        self.backend.simulate(num_substeps, before_substep)
+
+    def apply_actuators(self, dt_s: float) -> None:
+        """Physics-rate PD with the torque-speed envelope: write joint torques to ctrl."""
+        qpos, qvel = self.backend.qpos, self.backend.qvel
+        torque = self.actuator.torque(qpos[:, self._qpos_adr].double(),
+                                      qvel[:, self._qvel_adr].double())
+        self.backend.ctrl[:, self._act_ids] = torque.to(self.backend.ctrl.dtype)
+
+    # -- state -----------------------------------------------------------------------------
+    def refresh(self, env_ids: torch.Tensor | None = None) -> None:
+        """Recompute the derived state (float32) after stepping, or the rows of env_ids after
+        resetting them (their rotation step restarts at zero).
+
+        joint_pos_rad (measured: encoder offsets included) and joint_vel_rad_s, policy order;
+        cube_pos_w [m], cube_quat_w (w, x, y, z), cube_lin_vel_w [m/s], cube_ang_vel_b [rad/s;
+        cube frame]; cube_rotation_step_rad about axis_w since the previous refresh.
+        """
+        backend = self.backend
+        rows = slice(None) if env_ids is None else env_ids
+        finite = backend.recover_nonfinite(env_ids)
+        qpos, qvel = backend.qpos[rows], backend.qvel[rows]
+        p, v = self.info.object_qpos_adr, self.info.object_qvel_adr
+        quat = float32_copy(qpos[:, p + 3:p + 7])
+        prev = quat if env_ids is not None else self._cube_quat_prev
+        store_derived(self, {
+            'finite': finite,
+            'joint_pos_rad': float32_copy(qpos[:, self._qpos_adr]) + self.encoder_bias_rad[rows],
+            'joint_vel_rad_s': float32_copy(qvel[:, self._qvel_adr]),
+            'cube_pos_w': float32_copy(qpos[:, p:p + 3]), 'cube_quat_w': quat,
+            'cube_lin_vel_w': float32_copy(qvel[:, v:v + 3]),
+            'cube_ang_vel_b': float32_copy(qvel[:, v + 3:v + 6]),
+            'cube_rotation_step_rad': terms.axis_rotation_rad(quat, prev, self.axis_w)},
+            env_ids)
+        if env_ids is not None:
+            self._cube_quat_prev[env_ids] = quat
+
+    def cube_pos_rel_m(self) -> torch.Tensor:
+        """Cube position relative to where it rests at reset [m; world], (N, 3)."""
+        return self.cube_pos_w - self.cube_spawn_pos_w
+
+    def robot_description(self) -> dict:
+        """Joint names, grasp pose and nominal physical parameters for the contract."""
+        return {'joint_names': list(self.info.joint_names),
+                'default_joint_pos_rad': self.info.default_joint_pos_rad.tolist(),
+                'robot_params': self.robot_params()}
+
+    def robot_params(self) -> dict:
+        """Nominal physical parameters, per joint in policy order."""
+        info, act = self.info, self.actuator
+        return {
+            'mass_kg': self.nominal_mass_kg,
+            'kp_nm_per_rad': act.kp_nm_per_rad[0].tolist(),
+            'kd_nm_s_per_rad': act.kd_nm_s_per_rad[0].tolist(),
+            'effort_limit_nm': info.effort_limit_nm.tolist(),
+            'velocity_limit_rad_s': info.velocity_limit_rad_s.tolist(),
+            'stall_torque_nm': info.stall_torque_nm.tolist(),
+            'no_load_speed_rad_s': info.no_load_speed_rad_s.tolist(),
+            'joint_pos_limits_rad': info.pos_limits_rad.tolist(),
+            'fingertip_names': list(info.fingertip_names),
+            'object_size_m': list(info.object_size_m),
+            'object_mass_kg': info.object_mass_kg,
+        }

@@ -1,0 +1,148 @@
+"""hand-rotate's randomization: every term changes the model each simulation steps with (read
+back from the simulation's own MjModel) or the signal the policy sees, and the friction and
+torque-limit draws change what the physics does."""
+
+import mujoco
+import numpy as np
+import pytest
+import torch
+
+N = 16
+
+
+@pytest.fixture(scope='module')
+def env():
+    """16 hand-rotate envs after a reset (every reset event has drawn)."""
+    from sim2real.mdp.env import RLEnv
+    from sim2real.tasks import make_env_cfg
+    cfg = make_env_cfg('hand-rotate')
+    cfg.num_envs, cfg.num_threads = N, 1
+    out = RLEnv(cfg)
+    out.reset(seed=3)
+    return out
+
+
+def _host_model(env, i):
+    """Simulation i's own MjModel (what mujoco.batch steps it with)."""
+    data = mujoco.MjData(env.scene.model)
+    return env.scene.backend.copy_to_host(i, data)
+
+
+def _spread(values, low, high):
+    """Values drawn inside [low, high], not all equal."""
+    values = torch.as_tensor(values, dtype=torch.float64)
+    assert values.min() >= low - 1e-9 and values.max() <= high + 1e-9
+    assert values.max() - values.min() > 0.05 * (high - low)
+
+
+def test_cube_mass_inertia_com_and_friction_reach_each_simulation(env):
+    """Cube mass x U(0.8, 1.2) with its inertia scaled alike, centre of mass within 5 mm of
+    the centre, friction U(0.3, 1.5): per simulation, in the model it steps with."""
+    info, model = env.scene.info, env.scene.model
+    cube, geom = info.object_body_id, info.object_geom_id
+    hosts = [_host_model(env, i) for i in range(N)]
+    scale = np.array([m.body_mass[cube] / model.body_mass[cube] for m in hosts])
+    _spread(scale, 0.8, 1.2)
+    for m, s in zip(hosts, scale):
+        np.testing.assert_allclose(m.body_inertia[cube], model.body_inertia[cube] * s,
+                                   rtol=1e-9)
+    com = np.array([m.body_ipos[cube] - model.body_ipos[cube] for m in hosts])
+    assert np.abs(com).max() <= 0.005 + 1e-12 and np.abs(com).max() > 0.002
+    _spread([m.geom_friction[geom, 0] for m in hosts], 0.3, 1.5)
+
+
+def test_fingertip_friction_gains_joint_dynamics_link_masses_torque_limit(env):
+    """Fingertips U(0.5, 1.0) (one draw for the four per env), per-joint frictionloss
+    x U(0.5, 2) and armature x U(1, 1.05), per-link mass x U(0.9, 1.1), Kp and Kd x U(0.8,
+    1.2) per joint, one torque limit x U(0.75, 1) per hand."""
+    info, model, act = env.scene.info, env.scene.model, env.scene.actuator
+    hosts = [_host_model(env, i) for i in range(N)]
+    tips = info.fingertip_geom_ids
+    tip_mu = np.array([m.geom_friction[tips, 0] for m in hosts])
+    _spread(tip_mu[:, 0], 0.5, 1.0)
+    assert np.all(tip_mu == tip_mu[:, :1])
+    dofs = info.qvel_adr
+    _spread(np.concatenate([m.dof_frictionloss[dofs] / model.dof_frictionloss[dofs]
+                            for m in hosts]), 0.5, 2.0)
+    _spread(np.concatenate([m.dof_armature[dofs] / model.dof_armature[dofs]
+                            for m in hosts]), 1.0, 1.05)
+    links = [b for b in info.hand_body_ids if model.body_dofnum[b] > 0]
+    assert len(links) == 16
+    _spread(np.concatenate([m.body_mass[links] / model.body_mass[links] for m in hosts]),
+            0.9, 1.1)
+    _spread(act.kp_scale.flatten(), 0.8, 1.2)
+    _spread(act.kd_scale.flatten(), 0.8, 1.2)
+    _spread(act.strength[:, 0], 0.75, 1.0)
+    assert torch.all(act.strength == act.strength[:, :1])
+
+
+def test_encoder_offsets_reach_the_observation(env):
+    """Per-joint offsets within 0.03 rad: the joint reading is the simulated angle + offset."""
+    scene = env.scene
+    bias = scene.encoder_bias_rad
+    assert bias.abs().max() <= 0.03 and bias.abs().max() > 0.02
+    q = scene.backend.qpos[:, torch.as_tensor(scene.info.qpos_adr)].float()
+    torch.testing.assert_close(scene.joint_pos_rad, q + bias, rtol=0, atol=1e-6)
+
+
+def test_delays_are_drawn_per_env(env):
+    """Action and observation delays of 0 or 1 tick, both values present across 16 envs."""
+    assert set(env.action_term.delay.tolist()) == {0, 1}
+    assert set(env.observations.delay_ticks('policy').tolist()) == {0, 1}
+
+
+def test_cube_pushes_apply_decaying_forces(make_env):
+    """HORA's object forces: after 20 steps some cubes carry a force; every force stays below
+    a few times 2 N/kg x the cube mass; without further kicks it decays by 0.9 per 0.08 s."""
+    env = make_env('hand-rotate', num_envs=N)
+    env.reset(seed=1)
+    cube = env.scene.info.object_body_id
+    for _ in range(20):
+        env.step(torch.zeros(N, 16))
+    force = env.scene.backend.xfrc_applied[:, cube, :3].clone()
+    assert (force.norm(dim=1) > 0).sum() >= N // 2
+    assert force.norm(dim=1).max() < 6 * 2.0 * 0.108 * 1.2 * 3 ** 0.5
+    env.cfg.events['push_cube'].params['prob'] = 0.0
+    env.step(torch.zeros(N, 16))
+    decayed = env.scene.backend.xfrc_applied[:, cube, :3]
+    torch.testing.assert_close(decayed, force * 0.9 ** (0.05 / 0.08), rtol=1e-9, atol=1e-12)
+
+
+def _slide_m(friction: float) -> float:
+    """How far a cube resting on the open palm slides in 0.5 s under a sideways force of
+    0.5 x its weight, at a cube friction (the palm's 0.2 is lower, so the cube's acts)."""
+    from sim2real.assets import urdf_path
+    from sim2real.sim.in_hand import in_hand_model
+    model, info = in_hand_model(urdf_path('hand'), 0.005)
+    model.geom_friction[info.object_geom_id, 0] = friction
+    data = mujoco.MjData(model)
+    data.qpos[info.qpos_adr] = 0.0   # the hand open: fingers straight, thumb upright
+    mujoco.mj_forward(model, data)
+    start = data.qpos[info.object_qpos_adr:info.object_qpos_adr + 3].copy()
+    weight = info.object_mass_kg * 9.81
+    for _ in range(100):
+        data.ctrl[:] = np.clip(3.0 * (0.0 - data.qpos[info.qpos_adr]), -0.29, 0.29)
+        data.xfrc_applied[info.object_body_id, 0] = -0.5 * weight   # towards the wrist
+        mujoco.mj_step(model, data)
+    return float(np.linalg.norm(data.qpos[info.object_qpos_adr:info.object_qpos_adr + 2]
+                                - start[:2]))
+
+
+def test_cube_friction_decides_whether_the_cube_slides():
+    """Pushed sideways with half its weight on the open palm: at friction 0.3 (< 0.5) the cube
+    slides more than 2 cm in 0.5 s; at 1.2 it creeps less than 5 mm (MuJoCo's soft
+    contacts let a stuck cube creep)."""
+    assert _slide_m(0.3) > 0.02
+    assert _slide_m(1.2) < 0.005
+
+
+def test_a_lower_torque_limit_caps_the_motor_torque(make_env):
+    """A target 1 rad away: the PD torque saturates at 0.29 N m x the drawn strength."""
+    env = make_env('hand-rotate', num_envs=2, play=True)
+    env.reset(seed=0)
+    act = env.scene.actuator
+    act.strength[0], act.strength[1] = 1.0, 0.75
+    act.target_rad = act.target_rad + 1.0
+    env.scene.apply_actuators(0.005)
+    torch.testing.assert_close(act.torque_nm.abs().max(dim=1).values,
+                               torch.tensor([0.29, 0.29 * 0.75], dtype=act.torque_nm.dtype))
