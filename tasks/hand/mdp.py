@@ -98,4 +98,3 @@ def cube_dropped(env, max_distance_m: float) -> torch.Tensor:
 def time_out(env) -> torch.Tensor:
     """Episode length reached, (N,)."""
     return env.episode_length >= env.max_episode_length
-
