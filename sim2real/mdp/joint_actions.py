@@ -123,9 +123,12 @@ class JointPositionDeltaAction(JointPositionAction):
     kind = 'joint_position_delta'
 
     def __init__(self, env, scale: float = 1.0 / 24.0, clip: float = 1.0,
-                 delay_ticks: tuple[int, int] = (0, 0)):
-        """scale [rad per unit output per tick]; clip of the outputs; delay range [ticks]."""
+                 delay_ticks: tuple[int, int] = (0, 0), noise_std: float = 0.0):
+        """scale [rad per unit output per tick]; clip of the outputs; delay range [ticks];
+        noise_std: Gaussian noise added to the clipped outputs before they are integrated
+        (actuation noise; the policy's own outputs are what it records)."""
         super().__init__(env, scale, clip, delay_ticks)
+        self.noise_std = noise_std
         self._buffer = DelayBuffer(env.num_envs, (self.size,),
                                    int(round(bounds(delay_ticks)[1])), xp=torch,
                                    dtype=torch.float64)
@@ -150,8 +153,12 @@ class JointPositionDeltaAction(JointPositionAction):
         clipped = actions.clamp(-self.clip, self.clip)
         self.prev_action = self.last_action
         self.last_action = clipped
+        applied = clipped.double()
+        if self.noise_std > 0.0:
+            applied = applied + self.noise_std * torch.randn(
+                applied.shape, generator=self.env.rng, dtype=torch.float64)
         self.target_rad = terms.joint_delta_target(
-            self.target_rad, self.scale, clipped.double(), self._lower, self._upper)
+            self.target_rad, self.scale, applied, self._lower, self._upper)
         self._buffer.push(self.target_rad)
         self.scene.actuator.target_rad = self._buffer.delayed()
 

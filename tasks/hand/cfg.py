@@ -72,6 +72,10 @@ def _rewards() -> dict[str, RewardTermCfg]:
 def _events() -> dict[str, EventTermCfg]:
     """The randomization suite, with its sources (hand.md 4.1's start ranges)."""
     return {
+        # x 0.95-1.1: 6.65-7.7 cm, holding [PG]'s 7 cm and [LEAP]'s 7.5 cm cubes ([DX]
+        # x 0.95-1.05, LEAP_Hand_Sim x 0.9-1.1); before the mass, which scales the inertia
+        'cube_size': EventTermCfg(events.randomize_cube_size, 'reset',
+                                  {'scale_range': (0.95, 1.1)}),
         'cube_mass': EventTermCfg(events.randomize_cube_mass, 'reset',
                                   {'scale_range': (0.8, 1.2)}),   # [PG] intent
         'cube_com': EventTermCfg(events.randomize_cube_com, 'reset',
@@ -106,6 +110,8 @@ def randomization_box() -> dict[str, RandomParamCfg]:
     return {
         'cube_mass': RandomParamCfg('events.cube_mass.scale_range', 1.0, 'x 0.108 kg',
                                     source=urdf),
+        'cube_size': RandomParamCfg('events.cube_size.scale_range', 1.0, 'x 7 cm edge',
+                                    source=urdf),
         'cube_friction': RandomParamCfg('events.cube_friction.friction_range', 0.3,
                                         'sliding friction', source=urdf),
         'fingertip_friction': RandomParamCfg('events.fingertip_friction.friction_range', 0.7,
@@ -128,9 +134,10 @@ def hand_rotate_cfg(play: bool = False) -> EnvCfg:
         robot='hand',
         scene=TermClassCfg(HandScene, {'urdf': 'hand', 'kp_nm_per_rad': KP_NM_PER_RAD,
                                        'kd_nm_s_per_rad': KD_NM_S_PER_RAD}),
-        # q* = clip(q*_prev + a / 24, joint ranges), 0-1 tick (0-50 ms) late at the motors
+        # q* = clip(q*_prev + a / 24, joint ranges), 0-1 tick (0-50 ms) late at the motors;
+        # actuation noise 0.1 on the outputs ([LEAP] Isaac Lab: 0.1-0.2)
         action=TermClassCfg(JointPositionDeltaAction, {
-            'scale': DELTA_RAD, 'clip': 1.0, 'delay_ticks': (0, 1)}),
+            'scale': DELTA_RAD, 'clip': 1.0, 'delay_ticks': (0, 1), 'noise_std': 0.1}),
         observations={
             'policy': ObsGroupCfg(_policy_terms(), delay_ticks=(0, 1)),
             'critic': ObsGroupCfg(_critic_terms(), add_noise=False),
@@ -153,4 +160,5 @@ def hand_rotate_cfg(play: bool = False) -> EnvCfg:
     if play:
         cfg.events.pop('push_cube')
         cfg.observations['policy'].add_noise = False
+        cfg.action.params['noise_std'] = 0.0
     return cfg

@@ -35,16 +35,33 @@ def _randomize_rows(env, env_ids, field: str, index: torch.Tensor, value_range,
 
 
 # -- the cube --------------------------------------------------------------------------------
+def randomize_cube_size(env, env_ids: torch.Tensor, scale_range: tuple[float, float]) -> None:
+    """Cube edge = nominal x U(range): its geom size and collision bounds (bounding sphere and
+    box, which MuJoCo's broad phase reads) scale together; the cube's inertia follows in
+    randomize_cube_mass, which must run after this event."""
+    scene, geom = env.scene, env.scene.info.object_geom_id
+    scale = sample_range(env, env_ids, scale_range, (len(env_ids),))
+    for field in ('geom_size', 'geom_rbound', 'geom_aabb'):
+        values = scene.backend.expand(field)
+        default = _defaults(env, field, values)[env_ids, geom]
+        factor = scale if default.dim() == 1 else scale[:, None]
+        values[env_ids, geom] = (default * factor).to(values.dtype)
+    scene.cube_size_scale[env_ids] = scale.float()
+
+
 def randomize_cube_mass(env, env_ids: torch.Tensor, scale_range: tuple[float, float]) -> None:
-    """Cube mass and inertia = nominal x U(range) (uniform density: both scale together)."""
-    body = torch.tensor([env.scene.info.object_body_id])
+    """Cube mass = nominal x U(range); its inertia = nominal x the mass scale x the size
+    scale squared (a uniform cube: I = m a^2 / 6)."""
+    scene = env.scene
+    body = torch.tensor([scene.info.object_body_id])
     sample = sample_range(env, env_ids, scale_range, (len(env_ids), 1))
-    for field in ('body_mass', 'body_inertia'):
-        values = env.scene.backend.expand(field)
+    size = scene.cube_size_scale[env_ids].double()[:, None]
+    for field, scale in (('body_mass', sample), ('body_inertia', sample * size ** 2)):
+        values = scene.backend.expand(field)
         default = _defaults(env, field, values)[env_ids[:, None], body]
-        scale = sample if default.dim() == 2 else sample[..., None]
-        values[env_ids[:, None], body] = (default * scale).to(values.dtype)
-    env.scene.backend.set_const(env_ids)
+        factor = scale if default.dim() == 2 else scale[..., None]
+        values[env_ids[:, None], body] = (default * factor).to(values.dtype)
+    scene.backend.set_const(env_ids)
 
 
 def randomize_cube_com(env, env_ids: torch.Tensor, offset_m: float) -> None:
@@ -144,8 +161,9 @@ def randomize_encoder_bias(env, env_ids: torch.Tensor, bias_rad: float) -> None:
 def reset_grasp(env, env_ids: torch.Tensor, joint_noise_rad: float, cube_offset_m: float,
                 cube_yaw_rad: float) -> None:
     """Joints at the grasp pose + U(-noise, noise), within their ranges; the cube on the palm
-    shifted U(-offset, offset) in x and y and turned U(-yaw, yaw) about the palm normal (a
-    quarter turn maps the cube onto itself, so small turns cover its poses)."""
+    (raised or lowered for its drawn size), shifted U(-offset, offset) in x and y and turned
+    U(-yaw, yaw) about the palm normal (a quarter turn maps the cube onto itself, so small
+    turns cover its poses)."""
     scene, n = env.scene, len(env_ids)
     q0 = scene.default_joint_pos_rad.double()
     q = q0 + sample_uniform(env, -joint_noise_rad, joint_noise_rad, (n, len(q0)))
@@ -157,6 +175,9 @@ def reset_grasp(env, env_ids: torch.Tensor, joint_noise_rad: float, cube_offset_
     p = scene.info.object_qpos_adr
     pos = scene.cube_spawn_pos_w.double().repeat(n, 1)
     pos[:, :2] += sample_uniform(env, -cube_offset_m, cube_offset_m, (n, 2))
+    # resting on the palm whatever its drawn size (the spawn height is the nominal cube's)
+    half_m = scene.info.object_size_m[2] / 2
+    pos[:, 2] += (scene.cube_size_scale[env_ids].double() - 1.0) * half_m
     yaw = sample_uniform(env, -cube_yaw_rad, cube_yaw_rad, (n,))
     zero = torch.zeros(n, dtype=torch.float64)
     quat = torch.stack([(yaw / 2).cos(), zero, zero, (yaw / 2).sin()], dim=1)

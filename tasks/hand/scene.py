@@ -28,7 +28,7 @@ class HandScene(Stateful):
 
     STATE = ('finite', 'joint_pos_rad', 'joint_vel_rad_s', 'encoder_bias_rad', 'cube_pos_w',
              'cube_quat_w', 'cube_lin_vel_w', 'cube_ang_vel_b', 'cube_rotation_step_rad',
-             '_cube_quat_prev', '_field_defaults')
+             'cube_size_scale', '_cube_quat_prev', '_field_defaults')
     CHILDREN = ('backend', 'actuator')
     NOT_STATE = ('env', 'default_joint_pos_rad', 'joint_pos_limits_rad', 'axis_w',
                  'cube_spawn_pos_w', '_qpos_adr', '_qvel_adr', '_act_ids')
@@ -67,6 +67,8 @@ class HandScene(Stateful):
             dtype=torch.float64)
         self.encoder_bias_rad = torch.zeros(n, j)
         """Per-env joint encoder offsets added to the measured joint positions [rad]."""
+        self.cube_size_scale = torch.ones(n)
+        """Per-env cube edge / nominal edge (events.randomize_cube_size), (N,)."""
         self._cube_quat_prev = torch.zeros(n, 4)
         self.cube_rotation_step_rad = torch.zeros(n)
         """Signed rotation of the cube about axis_w over the last control step [rad], (N,)."""

@@ -35,17 +35,25 @@ def _spread(values, low, high):
     assert values.max() - values.min() > 0.05 * (high - low)
 
 
-def test_cube_mass_inertia_com_and_friction_reach_each_simulation(env):
-    """Cube mass x U(0.8, 1.2) with its inertia scaled alike, centre of mass within 5 mm of
-    the centre, friction U(0.3, 1.5): per simulation, in the model it steps with."""
+def test_cube_size_mass_inertia_com_and_friction_reach_each_simulation(env):
+    """Cube edge x U(0.95, 1.1) with its collision bounds, mass x U(0.8, 1.2) with its inertia
+    x mass scale x size scale^2, centre of mass within 5 mm of the centre, friction U(0.3,
+    1.5): per simulation, in the model it steps with."""
     info, model = env.scene.info, env.scene.model
     cube, geom = info.object_body_id, info.object_geom_id
     hosts = [_host_model(env, i) for i in range(N)]
+    size = np.array([m.geom_size[geom, 0] / model.geom_size[geom, 0] for m in hosts])
+    _spread(size, 0.95, 1.1)
+    for m, s in zip(hosts, size):
+        np.testing.assert_allclose(m.geom_size[geom], model.geom_size[geom] * s, rtol=1e-9)
+        np.testing.assert_allclose(m.geom_rbound[geom], model.geom_rbound[geom] * s,
+                                   rtol=1e-9)
+        np.testing.assert_allclose(m.geom_aabb[geom], model.geom_aabb[geom] * s, rtol=1e-9)
     scale = np.array([m.body_mass[cube] / model.body_mass[cube] for m in hosts])
     _spread(scale, 0.8, 1.2)
-    for m, s in zip(hosts, scale):
-        np.testing.assert_allclose(m.body_inertia[cube], model.body_inertia[cube] * s,
-                                   rtol=1e-9)
+    for m, s, a in zip(hosts, scale, size):
+        np.testing.assert_allclose(m.body_inertia[cube], model.body_inertia[cube] * s * a ** 2,
+                                   rtol=1e-6)
     com = np.array([m.body_ipos[cube] - model.body_ipos[cube] for m in hosts])
     assert np.abs(com).max() <= 0.005 + 1e-12 and np.abs(com).max() > 0.002
     _spread([m.geom_friction[geom, 0] for m in hosts], 0.3, 1.5)
@@ -146,3 +154,17 @@ def test_a_lower_torque_limit_caps_the_motor_torque(make_env):
     env.scene.apply_actuators(0.005)
     torch.testing.assert_close(act.torque_nm.abs().max(dim=1).values,
                                torch.tensor([0.29, 0.29 * 0.75], dtype=act.torque_nm.dtype))
+
+
+def test_a_drawn_cube_size_is_the_size_that_collides(make_env):
+    """The cube rests on the palm at its drawn half edge: after 0.5 s of holding the grasp its
+    centre is 0.0335-0.0385 m above the palm top (0.25 m), matching each env's size within
+    1 mm (the broad phase and the contacts use the drawn size)."""
+    env = make_env('hand-rotate', num_envs=8, play=True)
+    env.reset(seed=6)
+    for _ in range(10):
+        env.step(torch.zeros(8, 16))
+    scene = env.scene
+    half = 0.035 * scene.cube_size_scale
+    assert half.max() - half.min() > 0.002
+    torch.testing.assert_close(scene.cube_pos_w[:, 2] - 0.25, half, rtol=0, atol=1e-3)

@@ -11,8 +11,9 @@ from sim2real.mdp.contract import contract_from_env
 def test_env_and_runtime_seed_and_integrate_the_same_targets(make_env):
     """After a reset the env's q* is the measured joints (encoder offsets in) clipped to the
     ranges, as the runtime seeds it at enable; 30 random outputs in [-1.5, 1.5] (clipped to
-    +-1, pushing several joints into their limits) give the same q* on both sides."""
-    env = make_env('hand-rotate', num_envs=4)
+    +-1, pushing several joints into their limits) give the same q* on both sides (play: no
+    actuation noise)."""
+    env = make_env('hand-rotate', num_envs=4, play=True)
     env.reset(seed=2)
     term, scene = env.action_term, env.scene
     measured = scene.measured_joint_pos_rad(torch.arange(4))
@@ -35,3 +36,27 @@ def test_env_and_runtime_seed_and_integrate_the_same_targets(make_env):
         at_limit = max(at_limit, int(np.sum((expected <= bounds[:, 0] + 1e-12)
                                             | (expected >= bounds[:, 1] - 1e-12))))
     assert at_limit >= 1
+
+
+def test_actuation_noise_moves_the_targets_by_its_spread(make_env):
+    """Training config: zero outputs for 20 ticks move q* by the 0.1 noise x 1/24 rad per tick,
+    a random walk: the per-tick steps of joints inside their ranges have a standard deviation
+    of 0.1 / 24 rad within 10 %; play has none."""
+    env = make_env('hand-rotate', num_envs=64)
+    env.reset(seed=4)
+    term = env.action_term
+    limits = env.scene.joint_pos_limits_rad.double()
+    steps = []
+    for _ in range(20):
+        before = term.target_rad.clone()
+        _, _, terminated, truncated, _ = env.step(torch.zeros(64, 16))
+        inside = (term.target_rad > limits[:, 0]) & (term.target_rad < limits[:, 1])
+        running = ~(terminated | truncated)[:, None]
+        steps.append((term.target_rad - before)[inside & running])
+    spread = torch.cat(steps).std().item()
+    assert abs(spread - 0.1 / 24) < 0.1 * 0.1 / 24
+    play = make_env('hand-rotate', num_envs=2, play=True)
+    play.reset(seed=4)
+    before = play.action_term.target_rad.clone()
+    play.step(torch.zeros(2, 16))
+    torch.testing.assert_close(play.action_term.target_rad, before, rtol=0, atol=0)
