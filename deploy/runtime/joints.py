@@ -86,6 +86,8 @@ class JointProfile:
         for part in self.parts:
             self.watchdogs.extend(part.watchdogs)
         limits = np.asarray(contract.robot_params['joint_pos_limits_rad'], dtype=np.float64)
+        self.joint_limits_rad = limits
+        """The trained joint ranges (lower, upper) [rad], contract order, (J, 2)."""
         self.plausible_min_rad = limits[:, 0] - JOINT_POSITION_MARGIN_RAD
         self.plausible_max_rad = limits[:, 1] + JOINT_POSITION_MARGIN_RAD
         n = len(self.names)
@@ -171,7 +173,9 @@ class JointProfile:
         """Term inputs from the latest samples: the joints' and the parts'."""
         q, qd = self.joint_state(store)
         inputs = {'joint_pos_rad': q, 'default_joint_pos_rad': self.default_rad,
-                  'joint_vel_rad_s': qd, 'action_history': self.integrator.history}
+                  'joint_vel_rad_s': qd, 'action_history': self.integrator.history,
+                  'joint_target_rad': self.integrator.target_rad,
+                  'joint_pos_limits_rad': self.joint_limits_rad}
         for part in self.parts:
             inputs.update(part.observation_inputs(store, now_s))
         return inputs

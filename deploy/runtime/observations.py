@@ -8,6 +8,7 @@ stacks its built values of this and the last H - 1 ticks, newest first, as train
 
 Inputs a term may read: pos_w, target_pos_w, rotmat_wb, lin_vel_b, ang_vel_b, action_history
 (H, A), reference_velocity_w, joint_pos_rad, default_joint_pos_rad, joint_vel_rad_s,
+joint_target_rad (the integrator's latest target), joint_pos_limits_rad (J, 2),
 velocity_command, and whatever a robot's profile parts add. ``TERMS`` is a registry: a
 robot whose task observes something new registers the term (``register_term``) in its
 deploy folder's runtime module, which the runtime imports before it reads a contract.
@@ -39,6 +40,12 @@ TERMS = {
         lambda s: terms.joint_pos_rel(s['joint_pos_rad'], s['default_joint_pos_rad']), _joints),
     'joint_vel': (lambda s: s['joint_vel_rad_s'], _joints),
     'velocity_command': (lambda s: s['velocity_command'], lambda c: 3),
+    'joint_pos_unit': (lambda s: terms.joint_pos_unit(
+        s['joint_pos_rad'], s['joint_pos_limits_rad'][:, 0], s['joint_pos_limits_rad'][:, 1]),
+        _joints),
+    'joint_target_unit': (lambda s: terms.joint_pos_unit(
+        s['joint_target_rad'], s['joint_pos_limits_rad'][:, 0],
+        s['joint_pos_limits_rad'][:, 1]), _joints),
 }
 """Term name -> (value function of the inputs, size given the contract; None: the action
 history's whole-step multiple)."""

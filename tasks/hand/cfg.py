@@ -32,10 +32,10 @@ def _policy_terms() -> dict[str, ObsTermCfg]:
     return {
         # joint reading noise: 0.02 rad [HORA] on a range of about 2.5 rad is ~0.016 in the
         # [-1, 1] scale
-        'joint_pos': ObsTermCfg(mdp.joint_pos_unit, noise_std=0.016,
-                                history_length=HISTORY_TICKS),
-        'joint_target': ObsTermCfg(mdp.joint_target_unit, delayed=False,
-                                   history_length=HISTORY_TICKS),
+        'joint_pos_unit': ObsTermCfg(mdp.joint_pos_unit, noise_std=0.016,
+                                     history_length=HISTORY_TICKS),
+        'joint_target_unit': ObsTermCfg(mdp.joint_target_unit, delayed=False,
+                                        history_length=HISTORY_TICKS),
     }
 
 
@@ -43,8 +43,8 @@ def _critic_terms() -> dict[str, ObsTermCfg]:
     """The policy's inputs now, plus what the hand cannot sense: joint velocities, the cube's
     pose and motion relative to the palm (the HORA privileged fields, [PG]'s critic)."""
     return {
-        'joint_pos': ObsTermCfg(mdp.joint_pos_unit),
-        'joint_target': ObsTermCfg(mdp.joint_target_unit),
+        'joint_pos_unit': ObsTermCfg(mdp.joint_pos_unit),
+        'joint_target_unit': ObsTermCfg(mdp.joint_target_unit),
         'joint_vel': ObsTermCfg(mdp.joint_vel, scale=0.2),
         'cube_pos': ObsTermCfg(mdp.cube_pos_rel, scale=10.0),
         'cube_quat': ObsTermCfg(mdp.cube_quat),

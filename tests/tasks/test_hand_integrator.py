@@ -1,10 +1,12 @@
-"""The hand's delta-on-target integrator: the env's training term and the deploy runtime's
-integrator, built from the env's own contract, seed and integrate the same targets."""
+"""The hand's delta-on-target integrator and observation: the env's training side and the
+deploy runtime's, built from the env's own contract, seed and integrate the same targets and
+build the same policy inputs."""
 
 import numpy as np
 import torch
 
 from sim2real.deploy.runtime.integrators import make_integrator
+from sim2real.deploy.runtime.observations import ObservationBuilder
 from sim2real.mdp.contract import contract_from_env
 
 
@@ -60,3 +62,33 @@ def test_actuation_noise_moves_the_targets_by_its_spread(make_env):
     before = play.action_term.target_rad.clone()
     play.step(torch.zeros(2, 16))
     torch.testing.assert_close(play.action_term.target_rad, before, rtol=0, atol=0)
+
+
+def test_env_and_runtime_build_the_same_observations(make_env):
+    """The deploy builder, fed each env's recorded joint readings and integrator targets
+    (what the node's joint chain hands it), gives the env's 96-input policy vectors for 3
+    envs x 24 ticks, across episode resets (play, no delays: the node reads fresh samples)."""
+    def edit(cfg):
+        cfg.observations['policy'].delay_ticks = (0, 0)
+        cfg.episode_length_s = 0.5
+    env = make_env('hand-rotate', num_envs=3, play=True, edit=edit)
+    contract = contract_from_env(env)
+    limits = np.asarray(contract.robot_params['joint_pos_limits_rad'])
+    builders = [ObservationBuilder(contract) for _ in range(3)]
+    obs = env.observations.compute()['policy']
+    gen = torch.Generator().manual_seed(7)
+    resets = 0
+    for step in range(24):
+        if step > 0:
+            out, _, terminated, truncated, _ = env.step(torch.rand(3, 16, generator=gen) * 2 - 1)
+            obs = out['policy']
+        for i, builder in enumerate(builders):
+            if step > 0 and bool(terminated[i] | truncated[i]):
+                builder.reset()
+                resets += 1
+            inputs = {'joint_pos_rad': env.scene.joint_pos_rad[i].double().numpy(),
+                      'joint_target_rad': env.action_term.target_rad[i].numpy(),
+                      'joint_pos_limits_rad': limits}
+            np.testing.assert_allclose(builder.build(inputs, advance=True)[0], obs[i].numpy(),
+                                       atol=1e-5, rtol=0)
+    assert resets >= 6

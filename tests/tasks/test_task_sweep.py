@@ -26,7 +26,7 @@ POLICY_TERMS = {
     'quadruped-flat': QUADRUPED_TERMS,
     'quadruped-rough': QUADRUPED_TERMS,
     # the hand: 3 ticks of 16 joint positions and 16 previous targets = 96 (HORA, LEAP)
-    'hand-rotate': [('joint_pos', 16, 3), ('joint_target', 16, 3)],
+    'hand-rotate': [('joint_pos_unit', 16, 3), ('joint_target_unit', 16, 3)],
 }
 # critic width: the quadrotor's = its policy's + physical_params 13; the quadruped's =
 # lin_vel 3 + one tick of each policy term (45) + physical_params 44 (friction, payload,
