@@ -130,8 +130,12 @@ def randomization_box() -> dict[str, RandomParamCfg]:
     }
 
 
-def hand_rotate_cfg(play: bool = False) -> EnvCfg:
-    """Rotate the cube about the palm normal (counter-clockwise seen from above)."""
+def hand_rotate_cfg(play: bool = False, action: str | None = None) -> EnvCfg:
+    """Rotate the cube about the palm normal (counter-clockwise seen from above); the only
+    action interface is the delta-on-target integrator (action None or its kind)."""
+    if action not in (None, JointPositionDeltaAction.kind):
+        raise ValueError(f'hand-rotate has one action interface, '
+                         f'"{JointPositionDeltaAction.kind}"; got "{action}"')
     cfg = EnvCfg(
         task='hand-rotate',
         robot='hand',
