@@ -18,6 +18,7 @@ from types import ModuleType
 from sim2real.plugins import load_plugins
 
 ROBOTS: dict[str, str] = {
+    'hand': 'sim2real.deploy.robots.hand',
     'quadrotor': 'sim2real.deploy.robots.quadrotor',
     'quadruped': 'sim2real.deploy.robots.quadruped',
 }

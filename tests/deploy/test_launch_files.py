@@ -73,7 +73,7 @@ def test_there_are_launch_files_for_the_robot_and_the_hil_bring_up():
     names = {p.name for p in LAUNCH_FILES}
     assert set(GENERIC) <= names
     robots = [f.stem for f in ROBOT_CONFIGS]
-    assert robots == ['quadrotor', 'quadruped']
+    assert robots == ['hand', 'quadrotor', 'quadruped']
     for robot in robots:
         assert {f'{robot}.launch.py', f'hil_{robot}.launch.py'} <= names
 

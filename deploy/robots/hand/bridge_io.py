@@ -1,0 +1,40 @@
+"""The hand's twin in the bridge node: joint states out (servo-ID order), the forward
+position controller's targets in."""
+
+from __future__ import annotations
+
+from rclpy.qos import qos_profile_sensor_data
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from sim2real.deploy import ros_msgs
+from sim2real.deploy.robots.hand.bridge_sim import SERVO_ORDER
+
+
+class HandBridgeIo:
+    """Publishes joint states, applies position targets."""
+
+    reset_message = 'reset to the grasp pose with the cube on the palm, faults cleared'
+
+    def __init__(self, node, p: dict, sim):
+        """The joint_states publisher and the targets subscription."""
+        self.node, self.sim = node, sim
+        self.publishers = {'joint_states': node.create_publisher(
+            JointState, p['joint_state_topic'], qos_profile_sensor_data)}
+        self.makers = {'joint_states': lambda v, stamp_s: ros_msgs.make_joint_state(
+            SERVO_ORDER, v['pos_rad'], v['vel_rad_s'], v['effort_nm'], stamp_s)}
+        node.subscribe_command(Float64MultiArray, p['command_topic'], self._on_targets)
+        self.description = (f'hand holding the cube at its grasp pose, physics '
+                            f'{p["physics_rate_hz"]} Hz, joint_states '
+                            f'{p["joint_states_rate_hz"]} Hz in servo order; targets on '
+                            f'{p["command_topic"]}')
+
+    def _on_targets(self, msg: Float64MultiArray, info: dict) -> None:
+        """Joint position targets [rad], contract order."""
+        now_s = ros_msgs.arrival_steady_s(info)
+        targets = ros_msgs.from_float64_array(msg)
+        self.node.apply_command(lambda: self.sim.set_targets(targets, now_s), now_s,
+                                'non-finite or mis-sized targets')
+
+
+BRIDGE_IO = HandBridgeIo

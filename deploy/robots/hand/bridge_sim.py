@@ -1,0 +1,137 @@
+"""One simulated LEAP-class hand holding its cube, for the HIL bridge: the training plant
+behind a servo bus.
+
+The model comes from the same URDF through ``sim2real.sim.in_hand.in_hand_model`` (the cube
+included) and the joints are driven by the same ``JointActuator`` (PD with the servos'
+torque-speed envelope, clipped at the URDF's current-limited effort) with ``xp=numpy``, every
+physics step as ``tasks/hand`` does. Gain scales, strength and encoder offsets are nominal.
+
+It behaves like the Dynamixel bus behind a forward position controller:
+
+- position targets (Float64MultiArray, 16 values in the contract's joint order) are tracked
+  by the PD at physics rate; after ``reset`` the hand holds its grasp pose with the cube
+  resting on the palm, settled for ``SETTLE_S``;
+- joint states are published in servo-ID order (``SERVO_ORDER``: per finger abduction,
+  flexion, PIP, DIP; LEAP's IDs 0-15), which differs from the URDF's, so the node's by-name
+  matching is exercised on every message;
+- command watchdog: once targets have arrived, ``command_timeout_s`` without one switches to
+  damping (kp 0, kd ``damping_kd``; event 'watchdog'); a new target ends it.
+
+Ground truth is the cube: its pose and velocity, for the HIL monitor's rotation and drop
+figures.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import mujoco
+import numpy as np
+
+from sim2real import terms
+from sim2real.deploy.bridge.faults import BridgeEvent
+from sim2real.sim.in_hand import in_hand_model
+from sim2real.sim.joint_actuator import JointActuator, JointActuatorCfg
+
+SERVO_ORDER = tuple(f'{f}_{j}' for f in ('if', 'mf', 'rf') for j in ('abd', 'mcp', 'pip', 'dip')
+                    ) + ('th_cmc', 'th_axl', 'th_mcp', 'th_ipl')
+"""Joint names in servo-ID order (LEAP_Hand_API: per finger abduction 0, flexion 1, PIP 2,
+DIP 3; index 0-3, middle 4-7, ring 8-11, thumb 12-15)."""
+SETTLE_S = 0.5
+"""Simulated time the hand holds its grasp on the cube after reset before the clock starts [s]."""
+
+
+class HandSim:
+    """MuJoCo hand + cube with the training actuator, a held grasp and a command watchdog."""
+
+    def __init__(self, urdf_path: str | Path, physics_rate_hz: float = 200.0,
+                 kp_nm_per_rad=3.0, kd_nm_s_per_rad=0.1, damping_kd: float = 0.1,
+                 command_timeout_s: float = 0.2):
+        """Model at physics_rate_hz with the driver's gains (contract joint order)."""
+        self.dt_s = 1.0 / physics_rate_hz
+        self.model, self.info = in_hand_model(urdf_path, self.dt_s)
+        self.data = mujoco.MjData(self.model)
+        info = self.info
+        n = len(info.joint_names)
+        self.actuator = JointActuator(JointActuatorCfg(
+            kp_nm_per_rad, kd_nm_s_per_rad, tuple(info.effort_limit_nm),
+            tuple(info.stall_torque_nm), tuple(info.no_load_speed_rad_s)), 1, n, xp=np,
+            dtype=np.float64)
+        self.nominal_kp = self.actuator.kp_nm_per_rad.copy()
+        self.nominal_kd = self.actuator.kd_nm_s_per_rad.copy()
+        self.damping_kd = damping_kd
+        self.command_timeout_s = command_timeout_s
+        self.published_order = np.array([info.joint_names.index(j) for j in SERVO_ORDER])
+        self.rejected_commands = 0
+        self._events: list[BridgeEvent] = []
+        self.reset()
+
+    def reset(self, now_s: float | None = None) -> None:
+        """The grasp pose held by the PD, the cube on the palm, settled; no command yet."""
+        mujoco.mj_resetData(self.model, self.data)
+        q0 = self.info.default_joint_pos_rad
+        self.data.qpos[self.info.qpos_adr] = q0
+        self.actuator.reset(slice(None), np.asarray(q0))
+        self._hold_gains(True)
+        self.failsafe = False
+        self._last_command_s: float | None = None
+        for _ in range(round(SETTLE_S / self.dt_s)):
+            self._physics()
+        if now_s is not None:
+            self._events.append(BridgeEvent('reset', '', now_s))
+
+    def set_targets(self, values, now_s: float) -> bool:
+        """Position targets [rad], contract order; False (refused, counted) if non-finite or
+        mis-sized."""
+        target = np.asarray(values, dtype=np.float64).reshape(-1)
+        if target.shape != (len(self.info.joint_names),) or not np.all(np.isfinite(target)):
+            self.rejected_commands += 1
+            return False
+        self.actuator.target_rad[0] = target
+        self._last_command_s = now_s
+        if self.failsafe:
+            self.failsafe = False
+            self._hold_gains(True)
+        return True
+
+    def _hold_gains(self, nominal: bool) -> None:
+        """The driver's PD gains (nominal), or damping (kp 0, kd damping_kd)."""
+        self.actuator.kp_nm_per_rad[:] = self.nominal_kp if nominal else 0.0
+        self.actuator.kd_nm_s_per_rad[:] = self.nominal_kd if nominal else self.damping_kd
+
+    def step(self, now_s: float) -> None:
+        """One physics step at wall time now_s (watchdog, PD, MuJoCo)."""
+        if (not self.failsafe and self._last_command_s is not None
+                and now_s - self._last_command_s > self.command_timeout_s):
+            self.failsafe = True
+            self._hold_gains(False)
+            self._events.append(BridgeEvent('watchdog', '', now_s))
+        self._physics()
+
+    def _physics(self) -> None:
+        """PD torques into ctrl, one mj_step."""
+        q, qd = self.data.qpos[self.info.qpos_adr], self.data.qvel[self.info.qvel_adr]
+        self.data.ctrl[self.info.actuator_ids] = self.actuator.torque(q[None], qd[None])[0]
+        mujoco.mj_step(self.model, self.data)
+
+    def pop_events(self) -> list[BridgeEvent]:
+        """'watchdog' / 'reset' events since the last call, oldest first."""
+        events, self._events = self._events, []
+        return events
+
+    def joint_states(self) -> dict[str, np.ndarray]:
+        """pos_rad, vel_rad_s, effort_nm (the latest motor torque) in SERVO_ORDER."""
+        order = self.published_order
+        return {'pos_rad': self.data.qpos[self.info.qpos_adr][order],
+                'vel_rad_s': self.data.qvel[self.info.qvel_adr][order],
+                'effort_nm': self.actuator.torque_nm[0, order].copy()}
+
+    def ground_truth(self) -> dict[str, np.ndarray]:
+        """The cube: pos_w [m], quat_wxyz, lin_vel_b [m/s; cube frame], ang_vel_b [rad/s];
+        exact, never faulted."""
+        p, v = self.info.object_qpos_adr, self.info.object_qvel_adr
+        quat = self.data.qpos[p + 3:p + 7].copy()
+        rotmat_wb = terms.quat_to_rotmat(quat)
+        return {'pos_w': self.data.qpos[p:p + 3].copy(), 'quat_wxyz': quat,
+                'lin_vel_b': terms.rotate_world_to_body(rotmat_wb, self.data.qvel[v:v + 3]),
+                'ang_vel_b': self.data.qvel[v + 3:v + 6].copy()}

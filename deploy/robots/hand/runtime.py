@@ -1,0 +1,86 @@
+"""The hand's runtime entry: the generic joint chain (its delta integrator, joint limits,
+target slew cap, torque limit through the PD model, stale and NaN joint states, hold
+fallback) plus the fingertip guard."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+
+from sim2real.assets import resolve_urdf
+from sim2real.contract import Contract, ContractError
+from sim2real.deploy.robots.hand.params import HandParams
+from sim2real.deploy.runtime.integrators import JOINT_POSITION_KINDS
+from sim2real.deploy.runtime.joints import check_joint_params, JointProfile
+from sim2real.deploy.runtime.legged_kinematics import LeggedKinematics
+from sim2real.deploy.runtime.params import ParamError
+from sim2real.deploy.runtime.parts import PartBase
+from sim2real.deploy.runtime.profile import RobotRuntime
+from sim2real.deploy.runtime.sensors import SensorStore
+
+
+class FingertipGuardPart(PartBase):
+    """Pinocchio forward kinematics of the measured joints every tick: the fallback latches
+    ('fingertips') when two fingertip pads come closer than min_fingertip_distance_m or one
+    leaves the workspace box (the URDF root frame: the palm-up mount's)."""
+
+    def __init__(self, contract: Contract, params: HandParams):
+        """Kinematics of the URDF in contract joint order, the contract's fingertip frames."""
+        tips = contract.robot_params.get('fingertip_names')
+        if not tips:
+            raise ContractError('robot_params.fingertip_names: required by the fingertip guard')
+        low = np.asarray(params.workspace_min_m, dtype=np.float64)
+        high = np.asarray(params.workspace_max_m, dtype=np.float64)
+        if low.shape != (3,) or high.shape != (3,) or not np.all(low < high):
+            raise ParamError('parameters "workspace_min_m", "workspace_max_m": must be 3 values '
+                             f'each with min < max, got {list(low)}, {list(high)}')
+        if not params.min_fingertip_distance_m >= 0.0:
+            raise ParamError('parameter "min_fingertip_distance_m": must be >= 0, got '
+                             f'{params.min_fingertip_distance_m}')
+        try:
+            self.kinematics = LeggedKinematics(resolve_urdf(params.urdf_file),
+                                               list(contract.joint_names), tips)
+        except ValueError as exc:
+            raise ContractError(f'robot_params.fingertip_names: {exc}') from exc
+        self.low_m, self.high_m = low, high
+        self.min_distance_m = params.min_fingertip_distance_m
+        n = len(tips)
+        self._pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
+        self.fingertips_m = np.zeros((n, 3))
+        """The latest fingertip positions [m; URDF root frame], (k, 3)."""
+
+    def check(self, q: np.ndarray) -> str:
+        """'' when the fingertips of joint positions q are safe, else why not."""
+        tips = self.kinematics.foot_positions_b(q)
+        self.fingertips_m = tips
+        if not np.all((tips >= self.low_m) & (tips <= self.high_m)):
+            return 'fingertips'
+        if self.min_distance_m > 0.0 and any(
+                np.linalg.norm(tips[i] - tips[j]) < self.min_distance_m
+                for i, j in self._pairs):
+            return 'fingertips'
+        return ''
+
+    def closest_m(self) -> float:
+        """Smallest distance between two fingertip pads at the last check [m]."""
+        tips = self.fingertips_m
+        return min(float(np.linalg.norm(tips[i] - tips[j])) for i, j in self._pairs)
+
+    def latch_reason(self, store: SensorStore, now_s: float, profile) -> str:
+        """'fingertips' when the measured joints put a fingertip out of bounds."""
+        if store.latest('joint_state') is None:
+            return ''
+        q, _ = profile.joint_state(store)
+        return self.check(q) if np.all(np.isfinite(q)) else ''
+
+
+PARTS = (FingertipGuardPart,)
+"""What the hand composes onto the joint chain, in latch order."""
+
+RUNTIME = RobotRuntime(
+    params_cls=HandParams,
+    make_profile=partial(JointProfile, parts=PARTS),
+    check_params=check_joint_params,
+    command_interfaces={'joint_position': JOINT_POSITION_KINDS},
+)
