@@ -1,0 +1,67 @@
+"""The hand's fingertip guard: Pinocchio fingertips equal MuJoCo's on the same URDF, the grasp
+is safe, touching pads and a fingertip out of the workspace box latch."""
+
+import mujoco
+import numpy as np
+import pytest
+
+from sim2real.deploy.robots.hand.params import HandParams
+from sim2real.deploy.robots.hand.runtime import FingertipGuardPart
+from sim2real.mdp.contract import contract_from_env
+
+
+@pytest.fixture(scope='module')
+def guard_env():
+    """A guard built from hand-rotate's contract and the default parameters, and the env."""
+    from sim2real.mdp.env import RLEnv
+    from sim2real.tasks import make_env_cfg
+    cfg = make_env_cfg('hand-rotate', play=True)
+    cfg.num_envs, cfg.num_threads = 1, 1
+    env = RLEnv(cfg)
+    return FingertipGuardPart(contract_from_env(env), HandParams(urdf_file='hand')), env
+
+
+def _pose(env, **joints):
+    """The grasp pose with some joints changed [rad], contract order."""
+    q = env.scene.info.default_joint_pos_rad.copy()
+    for name, value in joints.items():
+        q[env.scene.info.joint_names.index(name)] = value
+    return q
+
+
+def test_guard_fingertips_are_mujocos(guard_env):
+    """At 10 random configurations the guard's fingertips equal MuJoCo's tip bodies (1e-9 m)."""
+    guard, env = guard_env
+    model, info = env.scene.model, env.scene.info
+    data = mujoco.MjData(model)
+    rng = np.random.default_rng(1)
+    for _ in range(10):
+        q = rng.uniform(info.pos_limits_rad[:, 0], info.pos_limits_rad[:, 1])
+        data.qpos[info.qpos_adr] = q
+        mujoco.mj_kinematics(model, data)
+        guard.check(q)
+        np.testing.assert_allclose(guard.fingertips_m, data.xpos[info.fingertip_body_ids],
+                                   atol=1e-9)
+
+
+def test_the_grasp_is_safe_and_touching_pads_latch(guard_env):
+    """The grasp pose passes (pads >= 4 cm apart); index and middle abducted towards each
+    other until their pads overlap latch 'fingertips'."""
+    guard, env = guard_env
+    assert guard.check(_pose(env)) == ''
+    assert guard.closest_m() > 0.04
+    pinched = _pose(env, if_mcp=0.3, if_pip=0.0, if_dip=0.0, mf_mcp=0.3, mf_pip=0.0,
+                    mf_dip=0.0, if_abd=0.22, mf_abd=-0.22)
+    assert guard.check(pinched) == 'fingertips'
+    assert guard.closest_m() < 0.02
+
+
+def test_a_fingertip_out_of_the_workspace_latches(guard_env):
+    """Index hyperextended (MCP, PIP, DIP at their lower limits) dips below the box's floor
+    (z 0.2 m, 5 cm under the palm top): 'fingertips'."""
+    guard, env = guard_env
+    low = env.scene.info.pos_limits_rad[:, 0]
+    names = env.scene.info.joint_names
+    bent = _pose(env, **{n: low[names.index(n)] for n in ('if_mcp', 'if_pip', 'if_dip')})
+    assert guard.check(bent) == 'fingertips'
+    assert guard.fingertips_m[0, 2] < 0.2
