@@ -67,6 +67,9 @@ class JointProfile:
         self.torque_limit_nm = per_joint('torque_limit_nm')
         self.pos_min_rad, self.pos_max_rad = per_joint('pos_min_rad'), per_joint('pos_max_rad')
         self.max_rate_rad_s = per_joint('max_rate_rad_s')
+        self.relax_rad = per_joint('relax_pose_rad') if params.relax_pose_rad else None
+        """The pose a hold fallback relaxes to after hold_s (None: hold), contract order."""
+        self._fallback_since_s: float | None = None
         self._check_gains(contract)
         if params.soft_start_mode not in ('blend', 'stand_up'):
             raise ParamError(f'parameter "soft_start_mode": "{params.soft_start_mode}" is not '
@@ -193,6 +196,7 @@ class JointProfile:
         """Remember the measured q for the hold fallback."""
         q, _ = self.joint_state(store)
         self.hold_rad = filters.clamp_joint_position(q, self.pos_min_rad, self.pos_max_rad)
+        self._fallback_since_s = None
 
     def armed_command(self, action: np.ndarray, fraction: float,
                       store: SensorStore) -> np.ndarray:
@@ -221,10 +225,17 @@ class JointProfile:
 
     def fallback_command(self, store: SensorStore, now_s: float,
                          machine: StateMachine) -> np.ndarray:
-        """Damping (kp 0, kd damping_kd, q* -> measured q) or hold (q* -> q at the latch),
-        the target rate-limited from the last published one."""
+        """Damping (kp 0, kd damping_kd, q* -> measured q) or hold (q* -> q at the latch,
+        after hold_s -> relax_pose_rad where given), the target rate-limited from the last
+        published one."""
         if self.params.fallback == 'hold':
-            return self._command(self._rate_limited(self.hold_rad), self.kp, self.kd)
+            if self._fallback_since_s is None:
+                self._fallback_since_s = now_s
+            goal = self.hold_rad
+            if self.relax_rad is not None and now_s - self._fallback_since_s >= \
+                    self.params.hold_s:
+                goal = self.relax_rad
+            return self._command(self._rate_limited(goal), self.kp, self.kd)
         damping = np.full(len(self.names), self.params.damping_kd)
         target = self._rate_limited(self.joint_state(store)[0])
         return self._command(target, np.zeros(len(self.names)), damping)
@@ -273,6 +284,13 @@ def check_joint_params(contract: Contract, params: JointParams, model=None) -> N
         raise ParamError('parameter "kp": gains and torque limits must be >= 0')
     if not np.all(np.less(params.pos_min_rad, params.pos_max_rad)):
         raise ParamError('parameter "pos_min_rad": must be below pos_max_rad per joint')
+    relax = np.asarray(params.relax_pose_rad, dtype=np.float64)
+    low, high = np.asarray(params.pos_min_rad), np.asarray(params.pos_max_rad)
+    if len(relax) and (len(relax) != n or not np.all((low <= relax) & (relax <= high))):
+        raise ParamError(f'parameter "relax_pose_rad": must be empty or {n} values within '
+                         'pos_min_rad..pos_max_rad')
+    if not params.hold_s >= 0.0:
+        raise ParamError(f'parameter "hold_s": must be >= 0, got {params.hold_s}')
     if params.fallback not in ('damping', 'hold'):
         raise ParamError(f'parameter "fallback": "{params.fallback}" is not damping or hold')
     positive(params, 'joint_state_timeout_s', 'joint_vel_limit_rad_s')

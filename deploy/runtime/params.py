@@ -77,6 +77,12 @@ class JointParams:
     """Velocity gain during a 'stand_up' soft start [N m s/rad]; 0: the kd list."""
     fallback: str = 'damping'
     """'damping' (kp 0, kd damping_kd, target = measured q) or 'hold' (hold q at the latch)."""
+    hold_s: float = 0.0
+    """With fallback 'hold' and a relax_pose_rad: how long the latched pose is held before
+    the targets move, rate-limited, to that pose [s]."""
+    relax_pose_rad: list[float] = field(default_factory=list)
+    """The safe pose a 'hold' fallback relaxes to after hold_s, per joint (joint_names
+    order) [rad]; empty: hold the latched pose until disarmed."""
     damping_kd: float = 1.0
     """Velocity gain of the damping fallback [N m s/rad]."""
     diagnostics_period_s: float = 1.0

@@ -99,6 +99,42 @@ def test_hold_fallback_keeps_the_pose_at_the_latch(joint_params_file):
     np.testing.assert_allclose(result.command, np.concatenate([Q, KP, KD]))
 
 
+def test_hold_fallback_relaxes_to_the_safe_pose_after_hold_s(joint_params_file):
+    """hold_s 0.2, relax pose (ankle 0, hip 0, knee -0.2): q* = Q at the latch (t 0.1) and
+    until 0.3 s, then it moves at the rate limit (hip 3, knee 3, ankle 4 rad/s at 50 Hz) to
+    the relax pose and stays there."""
+    runtime = Runtime.from_files(None, joint_params_file, overrides={
+        'fallback': 'hold', 'hold_s': 0.2, 'relax_pose_rad': [0.0, 0.0, -0.2]})
+    feed(runtime, 0.0)
+    runtime.enable(0.0)
+    runtime.put('imu', imu(0.1))
+    relax = np.array([0.0, -0.2, 0.0])   # contract order hip, knee, ankle
+    targets = []
+    for k in range(20):
+        t = 0.1 + 0.02 * k
+        runtime.put('imu', imu(t))
+        result = runtime.step(t)
+        assert result.state == 'fallback'
+        targets.append(result.command[:3])
+    targets = np.array(targets)
+    np.testing.assert_allclose(targets[:10], np.tile(Q, (10, 1)))   # held for 0.2 s
+    steps = np.abs(np.diff(targets, axis=0))
+    assert np.all(steps <= np.array([3.0, 3.0, 4.0]) * 0.02 + 1e-12)
+    np.testing.assert_allclose(targets[-1], relax)
+
+
+@pytest.mark.parametrize('values, words', [
+    ({'relax_pose_rad': [0.0, 0.0]}, 'relax_pose_rad'),
+    ({'relax_pose_rad': [0.0, 2.0, 0.0]}, 'relax_pose_rad'),
+    ({'hold_s': -1.0}, 'hold_s'),
+])
+def test_a_relax_pose_outside_the_limits_is_refused(joint_params_file, values, words):
+    """A relax pose of the wrong length or outside pos_min..pos_max, a negative hold_s."""
+    from sim2real.deploy.runtime.params import ParamError
+    with pytest.raises(ParamError, match=words):
+        Runtime.from_files(None, joint_params_file, overrides={'fallback': 'hold', **values})
+
+
 def test_base_tilt_latches(runtime):
     """A base rolled 0.9 rad (> 0.8) latches 'tilt' on that tick."""
     feed(runtime, 0.0)
