@@ -135,7 +135,7 @@ def joint_pos_unit(joint_pos_rad, lower_rad, upper_rad):
 
 def axis_rotation_rad(quat_now_wxyz, quat_prev_wxyz, axis_w):
     """Signed rotation [rad] about a world axis (unit, (3,)) from the previous orientation to
-    the current one: the twist of q_now q_prev^-1 about the axis, in (-pi, pi]."""
+    the current one: the twist of q_now q_prev^-1 about the axis, in [-pi, pi]."""
     xp = array_namespace(quat_now_wxyz)
     w1, x1, y1, z1 = (quat_now_wxyz[..., i] for i in range(4))
     w0, x0, y0, z0 = (quat_prev_wxyz[..., i] for i in range(4))

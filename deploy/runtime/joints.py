@@ -231,10 +231,9 @@ class JointProfile:
         if self.params.fallback == 'hold':
             if self._fallback_since_s is None:
                 self._fallback_since_s = now_s
-            goal = self.hold_rad
-            if self.relax_rad is not None and now_s - self._fallback_since_s >= \
-                    self.params.hold_s:
-                goal = self.relax_rad
+            held_s = now_s - self._fallback_since_s
+            relax = self.relax_rad is not None and held_s >= self.params.hold_s
+            goal = self.relax_rad if relax else self.hold_rad
             return self._command(self._rate_limited(goal), self.kp, self.kd)
         damping = np.full(len(self.names), self.params.damping_kd)
         target = self._rate_limited(self.joint_state(store)[0])
@@ -291,6 +290,9 @@ def check_joint_params(contract: Contract, params: JointParams, model=None) -> N
                          'pos_min_rad..pos_max_rad')
     if not params.hold_s >= 0.0:
         raise ParamError(f'parameter "hold_s": must be >= 0, got {params.hold_s}')
+    if len(relax) and params.fallback != 'hold':
+        raise ParamError('parameter "relax_pose_rad": only the hold fallback relaxes; '
+                         f'fallback is "{params.fallback}"')
     if params.fallback not in ('damping', 'hold'):
         raise ParamError(f'parameter "fallback": "{params.fallback}" is not damping or hold')
     positive(params, 'joint_state_timeout_s', 'joint_vel_limit_rad_s')

@@ -49,3 +49,10 @@ def _defaults(env, field: str, values: torch.Tensor) -> torch.Tensor:
     if field not in store:
         store[field] = values.clone()
     return store[field]
+
+
+def randomize_encoder_bias(env, env_ids: torch.Tensor, bias_rad: float) -> None:
+    """Per-joint encoder offset ~ U(-bias, bias) [rad] into the scene's encoder_bias_rad, which
+    its measured joint positions add."""
+    shape = (len(env_ids), env.scene.encoder_bias_rad.shape[1])
+    env.scene.encoder_bias_rad[env_ids] = sample_uniform(env, -bias_rad, bias_rad, shape).float()

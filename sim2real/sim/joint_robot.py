@@ -123,7 +123,7 @@ def fixed_base_spec(urdf: str | Path, physics_dt_s: float, joint_names=None) -> 
     apply_armature(spec, urdf, names)
     apply_contact_settings(spec, urdf)
     for obj in read_objects(urdf):
-        add_free_object(spec, obj)
+        add_free_object(spec, obj, urdf)
     return spec
 
 

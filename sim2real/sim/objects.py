@@ -61,17 +61,18 @@ def read_objects(urdf: str | Path) -> tuple[ObjectCfg, ...]:
     return tuple(out)
 
 
-def add_free_object(spec: mujoco.MjSpec, cfg: ObjectCfg) -> None:
+def add_free_object(spec: mujoco.MjSpec, cfg: ObjectCfg, urdf: str | Path = '') -> None:
     """A body with a free joint and one geom for cfg, placed from cfg.link's frame; call it
-    after the robot's bodies are in spec (its qpos comes after theirs)."""
+    after the robot's bodies are in spec (its qpos comes after theirs). urdf: the file that
+    declared it, for the error message."""
     model = spec.copy().compile()   # the link's pose at zero angles
     data = mujoco.MjData(model)
     mujoco.mj_kinematics(model, data)
     try:
         link = model.body(cfg.link)
     except KeyError as exc:
-        raise UrdfError(f'<object name="{cfg.name}"> link "{cfg.link}" is not a link of the '
-                        'robot') from exc
+        raise UrdfError(f'{urdf}: <object name="{cfg.name}"> link "{cfg.link}" is not a link '
+                        'of the robot') from exc
     pos_w = data.xpos[link.id] + data.xmat[link.id].reshape(3, 3) @ np.array(cfg.pos_m)
     body = spec.worldbody.add_body(name=cfg.name, pos=pos_w.tolist())
     body.simple = False   # its centre of mass may be randomized off the geometric centre

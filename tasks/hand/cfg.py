@@ -10,6 +10,7 @@ from sim2real.mdp import episode_terms
 from sim2real.mdp.cfg import (
     EnvCfg, EventTermCfg, ObsGroupCfg, ObsTermCfg, RandomParamCfg, RewardTermCfg, TermClassCfg,
     TerminationTermCfg)
+from sim2real.mdp.events import randomize_encoder_bias
 from sim2real.mdp.joint_actions import JointPositionDeltaAction
 from sim2real.tasks.hand import events, mdp
 from sim2real.tasks.hand.metrics import RotationMetrics
@@ -25,6 +26,8 @@ DROP_DISTANCE_M = 0.07
 """The cube is dropped 7 cm from its rest position ([LEAP] Isaac Lab's fall distance)."""
 HISTORY_TICKS = 3
 """Ticks of joint positions and targets the policy sees ([HORA], [LEAP]: 3)."""
+PUSH_INTERVAL_S = 0.05
+"""The cube pushes' event period: every control step, as HORA draws them [s]."""
 
 
 def _policy_terms() -> dict[str, ObsTermCfg]:
@@ -72,12 +75,10 @@ def _rewards() -> dict[str, RewardTermCfg]:
 def _events() -> dict[str, EventTermCfg]:
     """The randomization suite, with its sources (hand.md 4.1's start ranges)."""
     return {
-        # x 0.95-1.1: 6.65-7.7 cm, holding [PG]'s 7 cm and [LEAP]'s 7.5 cm cubes ([DX]
-        # x 0.95-1.05, LEAP_Hand_Sim x 0.9-1.1); before the mass, which scales the inertia
-        'cube_size': EventTermCfg(events.randomize_cube_size, 'reset',
-                                  {'scale_range': (0.95, 1.1)}),
-        'cube_mass': EventTermCfg(events.randomize_cube_mass, 'reset',
-                                  {'scale_range': (0.8, 1.2)}),   # [PG] intent
+        # edge x 0.95-1.1: 6.65-7.7 cm, holding [PG]'s 7 cm and [LEAP]'s 7.5 cm cubes ([DX]
+        # x 0.95-1.05, LEAP_Hand_Sim x 0.9-1.1); mass x 0.8-1.2 ([PG]'s intent)
+        'cube': EventTermCfg(events.randomize_cube, 'reset', {
+            'size_scale_range': (0.95, 1.1), 'mass_scale_range': (0.8, 1.2)}),
         'cube_com': EventTermCfg(events.randomize_cube_com, 'reset',
                                  {'offset_m': 0.005}),            # [PG] +-5 mm
         'cube_friction': EventTermCfg(events.randomize_cube_friction, 'reset',
@@ -93,7 +94,7 @@ def _events() -> dict[str, EventTermCfg]:
         # 0.22-0.29 N m: Playground's 0.2196 N m up to the URDF's 550 mA value
         'torque_limit': EventTermCfg(events.randomize_torque_limit, 'reset',
                                      {'strength_range': (0.75, 1.0)}),
-        'encoder_bias': EventTermCfg(events.randomize_encoder_bias, 'reset',
+        'encoder_bias': EventTermCfg(randomize_encoder_bias, 'reset',
                                      {'bias_rad': 0.03}),   # [LEAP] Isaac Lab robot_bias
         'reset_grasp': EventTermCfg(events.reset_grasp, 'reset', {
             'joint_noise_rad': 0.05, 'cube_offset_m': 0.005, 'cube_yaw_rad': 0.2}),
@@ -102,8 +103,8 @@ def _events() -> dict[str, EventTermCfg]:
         # friction alone. With the hand still, 2 N/kg pushed 31 % of the cubes off the palm
         # in 5 s, 1 N/kg 3 %, 0.5 N/kg none (64 envs, zero actions)
         'push_cube': EventTermCfg(events.push_cube, 'interval', {
-            'force_per_kg_n': 1.0, 'prob': 0.25, 'decay_per_s': 0.9 ** (1 / 0.08)},
-            interval_s=(0.05, 0.05)),
+            'force_per_kg_n': 1.0, 'prob': 0.25, 'decay_per_s': 0.9 ** (1 / 0.08),
+            'interval_s': PUSH_INTERVAL_S}, interval_s=(PUSH_INTERVAL_S, PUSH_INTERVAL_S)),
     }
 
 
@@ -111,9 +112,9 @@ def randomization_box() -> dict[str, RandomParamCfg]:
     """The hand's randomization box: scalar draws per env, nominal values cited."""
     urdf = 'urdf/hand.urdf (urdf/README.md)'
     return {
-        'cube_mass': RandomParamCfg('events.cube_mass.scale_range', 1.0, 'x 0.108 kg',
+        'cube_mass': RandomParamCfg('events.cube.mass_scale_range', 1.0, 'x 0.108 kg',
                                     source=urdf),
-        'cube_size': RandomParamCfg('events.cube_size.scale_range', 1.0, 'x 7 cm edge',
+        'cube_size': RandomParamCfg('events.cube.size_scale_range', 1.0, 'x 7 cm edge',
                                     source=urdf),
         'cube_friction': RandomParamCfg('events.cube_friction.friction_range', 0.3,
                                         'sliding friction', source=urdf),

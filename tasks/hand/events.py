@@ -35,32 +35,28 @@ def _randomize_rows(env, env_ids, field: str, index: torch.Tensor, value_range,
 
 
 # -- the cube --------------------------------------------------------------------------------
-def randomize_cube_size(env, env_ids: torch.Tensor, scale_range: tuple[float, float]) -> None:
-    """Cube edge = nominal x U(range): its geom size and collision bounds (bounding sphere and
-    box, which MuJoCo's broad phase reads) scale together; the cube's inertia follows in
-    randomize_cube_mass, which must run after this event."""
-    scene, geom = env.scene, env.scene.info.object_geom_id
-    scale = sample_range(env, env_ids, scale_range, (len(env_ids),))
+def randomize_cube(env, env_ids: torch.Tensor, size_scale_range: tuple[float, float],
+                   mass_scale_range: tuple[float, float]) -> None:
+    """Cube edge = nominal x U(size range): its geom size and collision bounds (bounding
+    sphere and box, which MuJoCo's broad phase reads) scale together; mass = nominal x U(mass
+    range); inertia = nominal x the mass scale x the size scale squared (a uniform cube:
+    I = m a^2 / 6)."""
+    scene, info = env.scene, env.scene.info
+    size = sample_range(env, env_ids, size_scale_range, (len(env_ids),))
+    geom = info.object_geom_id
     for field in ('geom_size', 'geom_rbound', 'geom_aabb'):
         values = scene.backend.expand(field)
         default = _defaults(env, field, values)[env_ids, geom]
-        factor = scale if default.dim() == 1 else scale[:, None]
+        factor = size if default.dim() == 1 else size[:, None]
         values[env_ids, geom] = (default * factor).to(values.dtype)
-    scene.cube_size_scale[env_ids] = scale.float()
-
-
-def randomize_cube_mass(env, env_ids: torch.Tensor, scale_range: tuple[float, float]) -> None:
-    """Cube mass = nominal x U(range); its inertia = nominal x the mass scale x the size
-    scale squared (a uniform cube: I = m a^2 / 6)."""
-    scene = env.scene
-    body = torch.tensor([scene.info.object_body_id])
-    sample = sample_range(env, env_ids, scale_range, (len(env_ids), 1))
-    size = scene.cube_size_scale[env_ids].double()[:, None]
-    for field, scale in (('body_mass', sample), ('body_inertia', sample * size ** 2)):
+    scene.cube_size_scale[env_ids] = size.float()
+    mass = sample_range(env, env_ids, mass_scale_range, (len(env_ids),))
+    body = info.object_body_id
+    for field, scale in (('body_mass', mass), ('body_inertia', mass * size ** 2)):
         values = scene.backend.expand(field)
-        default = _defaults(env, field, values)[env_ids[:, None], body]
-        factor = scale if default.dim() == 2 else scale[..., None]
-        values[env_ids[:, None], body] = (default * factor).to(values.dtype)
+        default = _defaults(env, field, values)[env_ids, body]
+        factor = scale if default.dim() == 1 else scale[:, None]
+        values[env_ids, body] = (default * factor).to(values.dtype)
     scene.backend.set_const(env_ids)
 
 
@@ -98,14 +94,15 @@ def _set_sliding_friction(env, env_ids, geoms, friction_range, per_item: bool) -
 
 
 def push_cube(env, env_ids: torch.Tensor, force_per_kg_n: float, prob: float,
-              decay_per_s: float) -> None:
-    """HORA's random object forces, each control step: the applied force decays by
-    decay_per_s per second; with probability prob a new force mass x force_per_kg_n x N(0, 1)
-    per axis [N; world] is added (cube mass as randomized)."""
+              decay_per_s: float, interval_s: float) -> None:
+    """HORA's random object forces, an interval event every interval_s (pass the event's own
+    interval): the applied force decays by decay_per_s per second; with probability prob a
+    new force mass x force_per_kg_n x N(0, 1) per axis [N; world] is added (the cube's mass
+    as randomized)."""
     scene, n = env.scene, len(env_ids)
     body = scene.info.object_body_id
     force = scene.backend.xfrc_applied[env_ids, body, :3]
-    force *= decay_per_s ** env.step_dt_s
+    force *= decay_per_s ** interval_s
     hit = torch.rand(n, generator=env.rng) < prob
     mass = scene.backend.expand('body_mass')[env_ids, body]
     kick = torch.randn(n, 3, generator=env.rng, dtype=torch.float64) * force_per_kg_n
@@ -150,12 +147,6 @@ def randomize_link_masses(env, env_ids: torch.Tensor, scale_range: tuple[float, 
                              if scene.model.body_dofnum[b] > 0])
     _randomize_rows(env, env_ids, 'body_mass', links, scale_range, 'scale', True)
     env.scene.backend.set_const(env_ids)
-
-
-def randomize_encoder_bias(env, env_ids: torch.Tensor, bias_rad: float) -> None:
-    """Per-joint encoder offset ~ U(-bias, bias) [rad], added to the measured positions."""
-    shape = (len(env_ids), env.scene.encoder_bias_rad.shape[1])
-    env.scene.encoder_bias_rad[env_ids] = sample_uniform(env, -bias_rad, bias_rad, shape).float()
 
 
 def reset_grasp(env, env_ids: torch.Tensor, joint_noise_rad: float, cube_offset_m: float,

@@ -3,7 +3,8 @@
 - ``rotation_rad_per_10s``: per episode, 10 s x the signed rotation of the cube about the palm
   normal summed over control steps until the episode ended (a drop ends it) / the time
   elapsed; HORA's "radians rotated", per 10 s so episodes of any length compare.
-- ``drop_rate``: share of episodes that ended with the cube off the palm before the time-out.
+- ``drop_rate``: share of episodes that ended before the time-out: the cube off the palm (or,
+  rarely, a diverged simulation, which the env ends as a termination too).
 - ``time_to_fall``: per episode, min(time of the drop, episode length) / episode length (1
   without a drop); HORA's TTF.
 

@@ -100,10 +100,13 @@ class HandScene(Stateful):
         self.backend.simulate(num_substeps, before_substep)
 
     def apply_actuators(self, dt_s: float) -> None:
-        """Physics-rate PD with the torque-speed envelope: write joint torques to ctrl."""
+        """Physics-rate PD with the torque-speed envelope: write joint torques to ctrl. The
+        servo closes its loop on its own encoder, offset included: it holds the reading, not
+        the true angle, at the target (as the policy's observed q and q* agree on the hand)."""
         qpos, qvel = self.backend.qpos, self.backend.qvel
-        torque = self.actuator.torque(qpos[:, self._qpos_adr].double(),
-                                      qvel[:, self._qvel_adr].double())
+        torque = self.actuator.torque(
+            qpos[:, self._qpos_adr].double() + self.encoder_bias_rad.double(),
+            qvel[:, self._qvel_adr].double())
         self.backend.ctrl[:, self._act_ids] = torque.to(self.backend.ctrl.dtype)
 
     # -- state -----------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from sim2real.mdp import episode_terms
 from sim2real.mdp.cfg import (
     EnvCfg, EventTermCfg, ObsGroupCfg, ObsTermCfg, RandomParamCfg, RewardTermCfg, TermClassCfg,
     TerminationTermCfg)
+from sim2real.mdp.events import randomize_encoder_bias
 from sim2real.mdp.joint_actions import JointPositionAction
 from sim2real.sim.terrain import TerrainCfg
 from sim2real.tasks.quadruped import events, mdp
@@ -138,7 +139,7 @@ def _events() -> dict[str, EventTermCfg]:
             'kp_scale': (0.9, 1.1), 'kd_scale': (0.9, 1.1)}),
         'motor_strength': EventTermCfg(events.randomize_motor_strength, 'reset',
                                        {'strength_range': STRENGTH_RANGE}),
-        'encoder_bias': EventTermCfg(events.randomize_encoder_bias, 'reset',
+        'encoder_bias': EventTermCfg(randomize_encoder_bias, 'reset',
                                      {'bias_rad': 0.02}),
         'imu_mount': EventTermCfg(events.randomize_imu_mount, 'reset',
                                   {'max_tilt_rad': 2.0 * deg}),

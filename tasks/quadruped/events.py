@@ -89,12 +89,6 @@ def randomize_motor_strength(env, env_ids: torch.Tensor,
 
 
 # -- sensors ---------------------------------------------------------------------------
-def randomize_encoder_bias(env, env_ids: torch.Tensor, bias_rad: float) -> None:
-    """Per-joint encoder offset ~ U(-bias, bias) [rad], added to the measured positions."""
-    shape = (len(env_ids), env.scene.encoder_bias_rad.shape[1])
-    env.scene.encoder_bias_rad[env_ids] = sample_uniform(env, -bias_rad, bias_rad, shape).float()
-
-
 def randomize_imu_mount(env, env_ids: torch.Tensor, max_tilt_rad: float) -> None:
     """IMU mounting rotation: angle ~ U(0, max) about a uniformly random axis."""
     n = len(env_ids)

@@ -2,8 +2,9 @@
 
 The bridge publishes joint states in servo-ID order (not the contract's), so every tick of
 the node exercises its by-name matching. An untrained policy cannot turn the cube; the
-faults are injected 0.5 s after the soft start: each must end safe (the hold fallback, or
-the servo bus's watchdog) within 2 control ticks with zero limit violations.
+faults are injected 0.5 s after enable (mid soft start, the same latch path as turning):
+each must end safe (the hold fallback, or the servo bus's watchdog) within 2 control ticks
+with zero limit violations.
 """
 
 import json

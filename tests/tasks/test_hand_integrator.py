@@ -31,8 +31,11 @@ def test_env_and_runtime_seed_and_integrate_the_same_targets(make_env):
     at_limit = 0
     for _ in range(30):
         actions = torch.rand(4, 16, generator=gen) * 3.0 - 1.5
-        env.step(actions)
+        _, _, terminated, truncated, _ = env.step(actions)
         expected = runtime.step(actions[0].double().numpy())
+        if bool(terminated[0] | truncated[0]):   # a new episode: the node is re-enabled
+            runtime.reset(scene.measured_joint_pos_rad(torch.arange(1))[0].numpy())
+            expected = runtime.target_rad
         np.testing.assert_allclose(term.target_rad[0].numpy(), expected, rtol=0, atol=1e-12)
         bounds = limits.numpy()
         at_limit = max(at_limit, int(np.sum((expected <= bounds[:, 0] + 1e-12)

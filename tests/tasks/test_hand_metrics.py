@@ -22,7 +22,7 @@ def test_rotation_steps_add_up_to_the_cube_heading_change(make_env):
         cfg.episode_length_s = 2.0
         # the nominal cube: a small one spins fast enough to tip over, and a tipped cube's
         # heading is no longer its twist about the palm normal
-        cfg.events['cube_size'].params['scale_range'] = (1.0, 1.0)
+        cfg.events['cube'].params['size_scale_range'] = (1.0, 1.0)
 
     env = make_env('hand-rotate', num_envs=4, play=True, edit=edit)
     env.reset(seed=0)

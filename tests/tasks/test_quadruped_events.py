@@ -4,6 +4,7 @@ import math
 
 import torch
 
+from sim2real.mdp.events import randomize_encoder_bias
 from sim2real.tasks.quadruped import events, mdp
 
 NUM_ENVS = 16
@@ -110,7 +111,7 @@ def test_strength_above_one_reaches_the_physics(make_env):
 def test_encoder_bias_shifts_only_the_policy_reading(make_env):
     """Bias ~ U(-0.02, 0.02) rad per joint; joint_pos_rel differs from the true one by it."""
     env = _env(make_env)
-    events.randomize_encoder_bias(env, IDS, bias_rad=0.02)
+    randomize_encoder_bias(env, IDS, bias_rad=0.02)
     bias = env.scene.encoder_bias_rad
     assert (bias[IDS].abs() <= 0.02).all() and (bias[IDS] != 0).all()
     assert (bias[OTHERS] == 0).all()

@@ -45,8 +45,8 @@ class HandSim:
     """MuJoCo hand + cube with the training actuator, a held grasp and a command watchdog."""
 
     def __init__(self, urdf_path: str | Path, physics_rate_hz: float = 200.0,
-                 kp_nm_per_rad=3.0, kd_nm_s_per_rad=0.1, damping_kd: float = 0.1,
-                 command_timeout_s: float = 0.2):
+                 kp_nm_per_rad: float | tuple = 3.0, kd_nm_s_per_rad: float | tuple = 0.1,
+                 damping_kd: float = 0.1, command_timeout_s: float = 0.2):
         """Model at physics_rate_hz with the driver's gains (contract joint order)."""
         self.dt_s = 1.0 / physics_rate_hz
         self.model, self.info = in_hand_model(urdf_path, self.dt_s)

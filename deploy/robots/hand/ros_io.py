@@ -3,6 +3,8 @@ out to the forward position controller, and the fingertip guard's figures on /di
 
 from __future__ import annotations
 
+import numpy as np
+
 from sim2real.deploy.robots.hand.runtime import FingertipGuardPart
 from sim2real.deploy.ros_io import JointTargetsIo
 
@@ -16,8 +18,10 @@ class HandIo(JointTargetsIo):
         self.guard = node.runtime.profile.part(FingertipGuardPart)
 
     def diagnostics(self) -> dict[str, float]:
-        """The smallest distance between two fingertip pads [m] at the last check."""
-        return {'fingertip_distance_min_m': self.guard.closest_m()}
+        """The smallest distance between two fingertip pads since the node was armed [m]
+        (none before the first check)."""
+        closest = self.guard.closest_since_enable_m
+        return {'fingertip_distance_min_m': closest} if np.isfinite(closest) else {}
 
 
 ROS_IO = HandIo

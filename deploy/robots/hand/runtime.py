@@ -47,25 +47,29 @@ class FingertipGuardPart(PartBase):
         self.min_distance_m = params.min_fingertip_distance_m
         n = len(tips)
         self._pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
-        self.fingertips_m = np.zeros((n, 3))
-        """The latest fingertip positions [m; URDF root frame], (k, 3)."""
+        self.fingertips_m = np.full((n, 3), np.nan)
+        """The latest fingertip positions [m; URDF root frame], (k, 3); NaN before a check."""
+        self.closest_now_m = np.nan
+        """Smallest distance between two fingertip pads at the last check [m]."""
+        self.closest_since_enable_m = np.inf
+        """Smallest such distance over the checks since the node was armed [m]."""
 
     def check(self, q: np.ndarray) -> str:
         """'' when the fingertips of joint positions q are safe, else why not."""
         tips = self.kinematics.foot_positions_b(q)
         self.fingertips_m = tips
+        self.closest_now_m = min(float(np.linalg.norm(tips[i] - tips[j]))
+                                 for i, j in self._pairs)
+        self.closest_since_enable_m = min(self.closest_since_enable_m, self.closest_now_m)
         if not np.all((tips >= self.low_m) & (tips <= self.high_m)):
             return 'fingertips'
-        if self.min_distance_m > 0.0 and any(
-                np.linalg.norm(tips[i] - tips[j]) < self.min_distance_m
-                for i, j in self._pairs):
+        if self.min_distance_m > 0.0 and self.closest_now_m < self.min_distance_m:
             return 'fingertips'
         return ''
 
-    def closest_m(self) -> float:
-        """Smallest distance between two fingertip pads at the last check [m]."""
-        tips = self.fingertips_m
-        return min(float(np.linalg.norm(tips[i] - tips[j])) for i, j in self._pairs)
+    def on_enable(self, store: SensorStore, now_s: float) -> None:
+        """Restart the closest-pads figure."""
+        self.closest_since_enable_m = np.inf
 
     def latch_reason(self, store: SensorStore, now_s: float, profile) -> str:
         """'fingertips' when the measured joints put a fingertip out of bounds."""

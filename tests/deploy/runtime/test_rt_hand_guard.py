@@ -1,5 +1,5 @@
 """The hand's fingertip guard: Pinocchio fingertips equal MuJoCo's on the same URDF, the grasp
-is safe, touching pads and a fingertip out of the workspace box latch."""
+is safe, pads within 3 mm of each other and a fingertip out of the workspace box latch."""
 
 import mujoco
 import numpy as np
@@ -46,14 +46,20 @@ def test_guard_fingertips_are_mujocos(guard_env):
 
 def test_the_grasp_is_safe_and_touching_pads_latch(guard_env):
     """The grasp pose passes (pads >= 4 cm apart); index and middle abducted towards each
-    other until their pads overlap latch 'fingertips'."""
+    other until the centres of their 11 mm pads are 2.3 cm apart (2 mm between the surfaces,
+    under the 3 mm the default 2.5 cm keeps) latch 'fingertips'; 2.7 cm apart passes."""
     guard, env = guard_env
     assert guard.check(_pose(env)) == ''
-    assert guard.closest_m() > 0.04
-    pinched = _pose(env, if_mcp=0.3, if_pip=0.0, if_dip=0.0, mf_mcp=0.3, mf_pip=0.0,
-                    mf_dip=0.0, if_abd=0.22, mf_abd=-0.22)
-    assert guard.check(pinched) == 'fingertips'
-    assert guard.closest_m() < 0.02
+    assert guard.closest_now_m > 0.04
+    apart = {}
+    for abd in np.linspace(0.0, 0.2, 201):
+        pose = _pose(env, if_mcp=0.3, if_pip=0.0, if_dip=0.0, mf_mcp=0.3, mf_pip=0.0,
+                     mf_dip=0.0, if_abd=abd, mf_abd=-abd)
+        guard.check(pose)
+        apart[round(guard.closest_now_m, 3)] = pose
+    assert guard.check(apart[0.023]) == 'fingertips'
+    assert guard.check(apart[0.027]) == ''
+    assert guard.closest_since_enable_m < 0.025
 
 
 def test_a_fingertip_out_of_the_workspace_latches(guard_env):

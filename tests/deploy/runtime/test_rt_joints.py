@@ -127,9 +127,11 @@ def test_hold_fallback_relaxes_to_the_safe_pose_after_hold_s(joint_params_file):
     ({'relax_pose_rad': [0.0, 0.0]}, 'relax_pose_rad'),
     ({'relax_pose_rad': [0.0, 2.0, 0.0]}, 'relax_pose_rad'),
     ({'hold_s': -1.0}, 'hold_s'),
+    ({'fallback': 'damping', 'relax_pose_rad': [0.0, 0.0, 0.0]}, 'only the hold fallback'),
 ])
 def test_a_relax_pose_outside_the_limits_is_refused(joint_params_file, values, words):
-    """A relax pose of the wrong length or outside pos_min..pos_max, a negative hold_s."""
+    """A relax pose of the wrong length or outside pos_min..pos_max, a negative hold_s, a
+    relax pose with the damping fallback."""
     from sim2real.deploy.runtime.params import ParamError
     with pytest.raises(ParamError, match=words):
         Runtime.from_files(None, joint_params_file, overrides={'fallback': 'hold', **values})
