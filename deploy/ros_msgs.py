@@ -234,3 +234,15 @@ def interrupt_on_sigint() -> None:
     the SIGINT of ``ros2 launch`` or the HIL runner and would be killed 5 s later.
     """
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def subscribe_joint_targets(node, topic: str, sim) -> None:
+    """A joint robot's twin in the bridge node: Float64MultiArray position targets [rad] on
+    topic go to sim.set_targets (its driver's joint order) at their arrival time; a refused
+    one is reported as such."""
+    def on_targets(msg: Float64MultiArray, info: dict) -> None:
+        now_s = arrival_steady_s(info)
+        targets = from_float64_array(msg)
+        node.apply_command(lambda: sim.set_targets(targets, now_s), now_s,
+                           'non-finite or mis-sized targets')
+    node.subscribe_command(Float64MultiArray, topic, on_targets)

@@ -34,7 +34,7 @@ def randomize_body_field(env, env_ids: torch.Tensor, field: str, body: int,
                          per_axis: bool = False) -> None:
     """Randomize model field[body] (e.g. body_mass, body_inertia) of env_ids."""
     values = env.scene.backend.expand(field)
-    defaults = _defaults(env, field, values)
+    defaults = field_defaults(env, field, values)
     default = defaults[env_ids, body]
     width = default.shape[1] if (per_axis and default.dim() > 1) else 1
     shape = (len(env_ids), width) if default.dim() > 1 else (len(env_ids),)
@@ -43,7 +43,7 @@ def randomize_body_field(env, env_ids: torch.Tensor, field: str, body: int,
     env.scene.backend.set_const(env_ids)
 
 
-def _defaults(env, field: str, values: torch.Tensor) -> torch.Tensor:
+def field_defaults(env, field: str, values: torch.Tensor) -> torch.Tensor:
     """Default (unrandomized) values of a field, stored on the scene at first use."""
     store = env.scene.__dict__.setdefault('_field_defaults', {})
     if field not in store:
@@ -56,3 +56,13 @@ def randomize_encoder_bias(env, env_ids: torch.Tensor, bias_rad: float) -> None:
     its measured joint positions add."""
     shape = (len(env_ids), env.scene.encoder_bias_rad.shape[1])
     env.scene.encoder_bias_rad[env_ids] = sample_uniform(env, -bias_rad, bias_rad, shape).float()
+
+
+def randomize_pd_gains(env, env_ids: torch.Tensor, kp_scale: tuple[float, float],
+                       kd_scale: tuple[float, float]) -> None:
+    """Per-joint Kp and Kd multipliers ~ U(range) of the scene's joint actuator (drive gain
+    and damping spread)."""
+    act = env.scene.actuator
+    shape = (len(env_ids), act.num_joints)
+    act.kp_scale[env_ids] = sample_range(env, env_ids, kp_scale, shape)
+    act.kd_scale[env_ids] = sample_range(env, env_ids, kd_scale, shape)

@@ -10,7 +10,7 @@ from sim2real.mdp import episode_terms
 from sim2real.mdp.cfg import (
     EnvCfg, EventTermCfg, ObsGroupCfg, ObsTermCfg, RandomParamCfg, RewardTermCfg, TermClassCfg,
     TerminationTermCfg)
-from sim2real.mdp.events import randomize_encoder_bias
+from sim2real.mdp.events import randomize_encoder_bias, randomize_pd_gains
 from sim2real.mdp.joint_actions import JointPositionDeltaAction
 from sim2real.tasks.hand import events, mdp
 from sim2real.tasks.hand.metrics import RotationMetrics
@@ -85,7 +85,7 @@ def _events() -> dict[str, EventTermCfg]:
                                       {'friction_range': (0.3, 1.5)}),   # [LEAP] Isaac Lab
         'fingertip_friction': EventTermCfg(events.randomize_fingertip_friction, 'reset',
                                            {'friction_range': (0.5, 1.0)}),   # [PG]
-        'pd_gains': EventTermCfg(events.randomize_pd_gains, 'reset', {
+        'pd_gains': EventTermCfg(randomize_pd_gains, 'reset', {
             'kp_scale': (0.8, 1.2), 'kd_scale': (0.8, 1.2)}),   # [PG]
         'joint_dynamics': EventTermCfg(events.randomize_joint_dynamics, 'reset', {
             'frictionloss_scale': (0.5, 2.0), 'armature_scale': (1.0, 1.05)}),   # [PG]

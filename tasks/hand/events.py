@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from sim2real.mdp.events import _defaults, apply_operation, sample_uniform
+from sim2real.mdp.events import apply_operation, field_defaults, sample_uniform
 from sim2real.mdp.ranges import sample_range
 
 
@@ -24,7 +24,7 @@ def _randomize_rows(env, env_ids, field: str, index: torch.Tensor, value_range,
                     operation: str, per_item: bool) -> None:
     """field[env, index] = op(default, U(range)) for env_ids, one draw per env or per item."""
     values = env.scene.backend.expand(field)
-    defaults = _defaults(env, field, values)
+    defaults = field_defaults(env, field, values)
     rows = env_ids[:, None]
     default = defaults[rows, index]
     shape = (len(env_ids), len(index) if per_item else 1)
@@ -46,7 +46,7 @@ def randomize_cube(env, env_ids: torch.Tensor, size_scale_range: tuple[float, fl
     geom = info.object_geom_id
     for field in ('geom_size', 'geom_rbound', 'geom_aabb'):
         values = scene.backend.expand(field)
-        default = _defaults(env, field, values)[env_ids, geom]
+        default = field_defaults(env, field, values)[env_ids, geom]
         factor = size if default.dim() == 1 else size[:, None]
         values[env_ids, geom] = (default * factor).to(values.dtype)
     scene.cube_size_scale[env_ids] = size.float()
@@ -54,7 +54,7 @@ def randomize_cube(env, env_ids: torch.Tensor, size_scale_range: tuple[float, fl
     body = info.object_body_id
     for field, scale in (('body_mass', mass), ('body_inertia', mass * size ** 2)):
         values = scene.backend.expand(field)
-        default = _defaults(env, field, values)[env_ids, body]
+        default = field_defaults(env, field, values)[env_ids, body]
         factor = scale if default.dim() == 1 else scale[:, None]
         values[env_ids, body] = (default * factor).to(values.dtype)
     scene.backend.set_const(env_ids)
@@ -64,7 +64,7 @@ def randomize_cube_com(env, env_ids: torch.Tensor, offset_m: float) -> None:
     """Cube centre of mass = geometric centre + U(-offset, offset) per axis [m]."""
     body = torch.tensor([env.scene.info.object_body_id])
     values = env.scene.backend.expand('body_ipos')
-    default = _defaults(env, 'body_ipos', values)[env_ids[:, None], body]
+    default = field_defaults(env, 'body_ipos', values)[env_ids[:, None], body]
     offset = sample_uniform(env, -offset_m, offset_m, (len(env_ids), 1, 3))
     values[env_ids[:, None], body] = (default + offset).to(values.dtype)
     env.scene.backend.set_const(env_ids)
@@ -87,7 +87,7 @@ def randomize_fingertip_friction(env, env_ids: torch.Tensor,
 def _set_sliding_friction(env, env_ids, geoms, friction_range, per_item: bool) -> None:
     """geom_friction[:, 0] of geoms ~ U(range) for env_ids."""
     values = env.scene.backend.expand('geom_friction')
-    _defaults(env, 'geom_friction', values)
+    field_defaults(env, 'geom_friction', values)
     width = len(geoms) if per_item else 1
     mu = sample_range(env, env_ids, friction_range, (len(env_ids), width))
     values[env_ids[:, None], geoms, 0] = mu.expand(-1, len(geoms)).to(values.dtype)
@@ -111,15 +111,6 @@ def push_cube(env, env_ids: torch.Tensor, force_per_kg_n: float, prob: float,
 
 
 # -- the hand --------------------------------------------------------------------------------
-def randomize_pd_gains(env, env_ids: torch.Tensor, kp_scale: tuple[float, float],
-                       kd_scale: tuple[float, float]) -> None:
-    """Per-joint Kp and Kd multipliers ~ U(range)."""
-    act = env.scene.actuator
-    shape = (len(env_ids), act.num_joints)
-    act.kp_scale[env_ids] = sample_range(env, env_ids, kp_scale, shape)
-    act.kd_scale[env_ids] = sample_range(env, env_ids, kd_scale, shape)
-
-
 def randomize_torque_limit(env, env_ids: torch.Tensor,
                            strength_range: tuple[float, float]) -> None:
     """Motor strength (the current limit's torque, scaling the clipped PD torque) ~ U(range),

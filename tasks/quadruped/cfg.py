@@ -15,7 +15,7 @@ from sim2real.mdp import episode_terms
 from sim2real.mdp.cfg import (
     EnvCfg, EventTermCfg, ObsGroupCfg, ObsTermCfg, RandomParamCfg, RewardTermCfg, TermClassCfg,
     TerminationTermCfg)
-from sim2real.mdp.events import randomize_encoder_bias
+from sim2real.mdp.events import randomize_encoder_bias, randomize_pd_gains
 from sim2real.mdp.joint_actions import JointPositionAction
 from sim2real.sim.terrain import TerrainCfg
 from sim2real.tasks.quadruped import events, mdp
@@ -135,7 +135,7 @@ def _events() -> dict[str, EventTermCfg]:
         # leg link masses x U(0.8, 1.2), per link
         'link_masses': EventTermCfg(events.randomize_link_masses, 'startup',
                                     {'scale_range': (0.8, 1.2)}),
-        'pd_gains': EventTermCfg(events.randomize_pd_gains, 'reset', {
+        'pd_gains': EventTermCfg(randomize_pd_gains, 'reset', {
             'kp_scale': (0.9, 1.1), 'kd_scale': (0.9, 1.1)}),
         'motor_strength': EventTermCfg(events.randomize_motor_strength, 'reset',
                                        {'strength_range': STRENGTH_RANGE}),

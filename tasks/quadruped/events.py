@@ -71,15 +71,6 @@ def randomize_link_masses(env, env_ids: torch.Tensor, scale_range: tuple[float, 
     env.scene.backend.set_const(env_ids)
 
 
-def randomize_pd_gains(env, env_ids: torch.Tensor, kp_scale: tuple[float, float],
-                       kd_scale: tuple[float, float]) -> None:
-    """Per-joint Kp and Kd multipliers ~ U(range) (drive gain and friction spread)."""
-    act = env.scene.actuator
-    shape = (len(env_ids), act.num_joints)
-    act.kp_scale[env_ids] = sample_range(env, env_ids, kp_scale, shape)
-    act.kd_scale[env_ids] = sample_range(env, env_ids, kd_scale, shape)
-
-
 def randomize_motor_strength(env, env_ids: torch.Tensor,
                              strength_range: tuple[float, float]) -> None:
     """Per-joint motor strength (torque constant) multiplier ~ U(range)."""

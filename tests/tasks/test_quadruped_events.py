@@ -4,7 +4,7 @@ import math
 
 import torch
 
-from sim2real.mdp.events import randomize_encoder_bias
+from sim2real.mdp.events import randomize_encoder_bias, randomize_pd_gains
 from sim2real.tasks.quadruped import events, mdp
 
 NUM_ENVS = 16
@@ -84,7 +84,7 @@ def test_pd_gains_and_motor_strength_scales(make_env):
     """Kp, Kd and strength multipliers ~ U(0.9, 1.1) per joint for the ids, 1 elsewhere."""
     env = _env(make_env)
     act = env.scene.actuator
-    events.randomize_pd_gains(env, IDS, kp_scale=(0.9, 1.1), kd_scale=(0.9, 1.1))
+    randomize_pd_gains(env, IDS, kp_scale=(0.9, 1.1), kd_scale=(0.9, 1.1))
     events.randomize_motor_strength(env, IDS, strength_range=(0.9, 1.1))
     for scale in (act.kp_scale, act.kd_scale, act.strength):
         assert scale.shape == (NUM_ENVS, 12)

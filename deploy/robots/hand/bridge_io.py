@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
 
 from sim2real.deploy import ros_msgs
 from sim2real.deploy.robots.hand.bridge_sim import SERVO_ORDER
@@ -23,18 +22,11 @@ class HandBridgeIo:
             JointState, p['joint_state_topic'], qos_profile_sensor_data)}
         self.makers = {'joint_states': lambda v, stamp_s: ros_msgs.make_joint_state(
             SERVO_ORDER, v['pos_rad'], v['vel_rad_s'], v['effort_nm'], stamp_s)}
-        node.subscribe_command(Float64MultiArray, p['command_topic'], self._on_targets)
+        ros_msgs.subscribe_joint_targets(node, p['command_topic'], sim)
         self.description = (f'hand holding the cube at its grasp pose, physics '
                             f'{p["physics_rate_hz"]} Hz, joint_states '
                             f'{p["joint_states_rate_hz"]} Hz in servo order; targets on '
                             f'{p["command_topic"]}')
-
-    def _on_targets(self, msg: Float64MultiArray, info: dict) -> None:
-        """Joint position targets [rad], contract order."""
-        now_s = ros_msgs.arrival_steady_s(info)
-        targets = ros_msgs.from_float64_array(msg)
-        self.node.apply_command(lambda: self.sim.set_targets(targets, now_s), now_s,
-                                'non-finite or mis-sized targets')
 
 
 BRIDGE_IO = HandBridgeIo

@@ -14,8 +14,9 @@ It behaves like the Dynamixel bus behind a forward position controller:
 - joint states are published in servo-ID order (``SERVO_ORDER``: per finger abduction,
   flexion, PIP, DIP; LEAP's IDs 0-15), which differs from the URDF's, so the node's by-name
   matching is exercised on every message;
-- command watchdog: once targets have arrived, ``command_timeout_s`` without one switches to
-  damping (kp 0, kd ``damping_kd``; event 'watchdog'); a new target ends it.
+- command watchdog (``sim2real.deploy.bridge.joint_driver``): once targets have arrived,
+  ``command_timeout_s`` without one switches to damping (kp 0, kd ``damping_kd``; event
+  'watchdog'); a new target ends it.
 
 Ground truth is the cube: its pose and velocity, for the HIL monitor's rotation and drop
 figures.
@@ -29,7 +30,7 @@ import mujoco
 import numpy as np
 
 from sim2real import terms
-from sim2real.deploy.bridge.faults import BridgeEvent
+from sim2real.deploy.bridge.joint_driver import DrivenJoints, JointDriver
 from sim2real.sim.in_hand import in_hand_model
 from sim2real.sim.joint_actuator import JointActuator, JointActuatorCfg
 
@@ -41,7 +42,7 @@ SETTLE_S = 0.5
 """Simulated time the hand holds its grasp on the cube after reset before the clock starts [s]."""
 
 
-class HandSim:
+class HandSim(DrivenJoints):
     """MuJoCo hand + cube with the training actuator, a held grasp and a command watchdog."""
 
     def __init__(self, urdf_path: str | Path, physics_rate_hz: float = 200.0,
@@ -52,18 +53,12 @@ class HandSim:
         self.model, self.info = in_hand_model(urdf_path, self.dt_s)
         self.data = mujoco.MjData(self.model)
         info = self.info
-        n = len(info.joint_names)
-        self.actuator = JointActuator(JointActuatorCfg(
+        actuator = JointActuator(JointActuatorCfg(
             kp_nm_per_rad, kd_nm_s_per_rad, tuple(info.effort_limit_nm),
-            tuple(info.stall_torque_nm), tuple(info.no_load_speed_rad_s)), 1, n, xp=np,
-            dtype=np.float64)
-        self.nominal_kp = self.actuator.kp_nm_per_rad.copy()
-        self.nominal_kd = self.actuator.kd_nm_s_per_rad.copy()
-        self.damping_kd = damping_kd
-        self.command_timeout_s = command_timeout_s
+            tuple(info.stall_torque_nm), tuple(info.no_load_speed_rad_s)), 1,
+            len(info.joint_names), xp=np, dtype=np.float64)
+        self.driver = JointDriver(actuator, damping_kd, command_timeout_s)
         self.published_order = np.array([info.joint_names.index(j) for j in SERVO_ORDER])
-        self.rejected_commands = 0
-        self._events: list[BridgeEvent] = []
         self.reset()
 
     def reset(self, now_s: float | None = None) -> None:
@@ -71,60 +66,28 @@ class HandSim:
         mujoco.mj_resetData(self.model, self.data)
         q0 = self.info.default_joint_pos_rad
         self.data.qpos[self.info.qpos_adr] = q0
-        self.actuator.reset(slice(None), np.asarray(q0))
-        self._hold_gains(True)
-        self.failsafe = False
-        self._last_command_s: float | None = None
+        self.driver.reset(q0)
         for _ in range(round(SETTLE_S / self.dt_s)):
             self._physics()
-        if now_s is not None:
-            self._events.append(BridgeEvent('reset', '', now_s))
-
-    def set_targets(self, values, now_s: float) -> bool:
-        """Position targets [rad], contract order; False (refused, counted) if non-finite or
-        mis-sized."""
-        target = np.asarray(values, dtype=np.float64).reshape(-1)
-        if target.shape != (len(self.info.joint_names),) or not np.all(np.isfinite(target)):
-            self.rejected_commands += 1
-            return False
-        self.actuator.target_rad[0] = target
-        self._last_command_s = now_s
-        if self.failsafe:
-            self.failsafe = False
-            self._hold_gains(True)
-        return True
-
-    def _hold_gains(self, nominal: bool) -> None:
-        """The driver's PD gains (nominal), or damping (kp 0, kd damping_kd)."""
-        self.actuator.kp_nm_per_rad[:] = self.nominal_kp if nominal else 0.0
-        self.actuator.kd_nm_s_per_rad[:] = self.nominal_kd if nominal else self.damping_kd
+        self.driver.reset(q0, now_s)
 
     def step(self, now_s: float) -> None:
         """One physics step at wall time now_s (watchdog, PD, MuJoCo)."""
-        if (not self.failsafe and self._last_command_s is not None
-                and now_s - self._last_command_s > self.command_timeout_s):
-            self.failsafe = True
-            self._hold_gains(False)
-            self._events.append(BridgeEvent('watchdog', '', now_s))
+        self.driver.watchdog(now_s)
         self._physics()
 
     def _physics(self) -> None:
         """PD torques into ctrl, one mj_step."""
         q, qd = self.data.qpos[self.info.qpos_adr], self.data.qvel[self.info.qvel_adr]
-        self.data.ctrl[self.info.actuator_ids] = self.actuator.torque(q[None], qd[None])[0]
+        self.data.ctrl[self.info.actuator_ids] = self.driver.torque(q, qd)
         mujoco.mj_step(self.model, self.data)
-
-    def pop_events(self) -> list[BridgeEvent]:
-        """'watchdog' / 'reset' events since the last call, oldest first."""
-        events, self._events = self._events, []
-        return events
 
     def joint_states(self) -> dict[str, np.ndarray]:
         """pos_rad, vel_rad_s, effort_nm (the latest motor torque) in SERVO_ORDER."""
         order = self.published_order
         return {'pos_rad': self.data.qpos[self.info.qpos_adr][order],
                 'vel_rad_s': self.data.qvel[self.info.qvel_adr][order],
-                'effort_nm': self.actuator.torque_nm[0, order].copy()}
+                'effort_nm': self.driver.actuator.torque_nm[0, order].copy()}
 
     def ground_truth(self) -> dict[str, np.ndarray]:
         """The cube: pos_w [m], quat_wxyz, lin_vel_b [m/s; cube frame], ang_vel_b [rad/s];

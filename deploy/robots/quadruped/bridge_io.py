@@ -25,7 +25,7 @@ class QuadrupedBridgeIo:
             'imu': node.create_publisher(Imu, p['imu_topic'], qos_profile_sensor_data)}
         self.makers = {'joint_states': make_joint_state,
                        'imu': ros_msgs.make_imu_with_orientation}
-        node.subscribe_command(Float64MultiArray, p['command_topic'], self._on_targets)
+        ros_msgs.subscribe_joint_targets(node, p['command_topic'], sim)
         for kind in ('kp', 'kd'):
             if p[f'{kind}_command_topic']:
                 node.subscribe_command(
@@ -35,13 +35,6 @@ class QuadrupedBridgeIo:
             f'quadruped standing at the default pose, PD holding it; physics '
             f'{p["physics_rate_hz"]} Hz, joint_states {p["joint_states_rate_hz"]} Hz, imu '
             f'{p["imu_rate_hz"]} Hz; targets on {p["command_topic"]}')
-
-    def _on_targets(self, msg: Float64MultiArray, info: dict) -> None:
-        """Joint position targets [rad], contract (JOINT_ORDER) order."""
-        now_s = ros_msgs.arrival_steady_s(info)
-        targets = ros_msgs.from_float64_array(msg)
-        self.node.apply_command(lambda: self.sim.set_targets(targets, now_s), now_s,
-                                'non-finite or mis-sized targets')
 
     def _on_gains(self, kind: str, msg: Float64MultiArray, info: dict) -> None:
         """kp [N m/rad] or kd [N m s/rad] per joint (JOINT_ORDER)."""

@@ -31,7 +31,7 @@ import mujoco
 import numpy as np
 
 from sim2real import terms
-from sim2real.deploy.bridge.faults import BridgeEvent
+from sim2real.deploy.bridge.joint_driver import DrivenJoints, JointDriver
 from sim2real.sim.joint_actuator import JointActuator, JointActuatorCfg
 from sim2real.sim.legged import JOINT_NAMES, legged_model
 
@@ -46,7 +46,7 @@ SETTLE_S = 0.5
 """Simulated time the robot stands on the holding PD after reset before the clock starts [s]."""
 
 
-class QuadrupedSim:
+class QuadrupedSim(DrivenJoints):
     """MuJoCo quadruped with the training actuator, a standing start and a command watchdog."""
 
     def __init__(self, urdf_path: str | Path, physics_rate_hz: float = 500.0,
@@ -62,17 +62,11 @@ class QuadrupedSim:
             kp_nm_per_rad, kd_nm_s_per_rad, tuple(info.effort_limit_nm),
             tuple(info.stall_torque_nm), tuple(info.no_load_speed_rad_s)), 1, 12, xp=np,
             dtype=np.float64)
-        self.nominal_kp = self.actuator.kp_nm_per_rad.copy()
-        self.nominal_kd = self.actuator.kd_nm_s_per_rad.copy()
-        self.damping_kd = damping_kd
-        self.command_timeout_s = command_timeout_s
+        self.driver = JointDriver(self.actuator, damping_kd, command_timeout_s)
         self.gyro_noise_std_rad_s = imu_gyro_noise_std_rad_s
         self._rng = np.random.default_rng(seed)
         self._adr = {n: self.model.sensor(n).adr[0] for n in ('gyro', 'accelerometer')}
         self._published = np.array([self.info.joint_names.index(n) for n in PUBLISHED_ORDER])
-        self.rejected_commands = 0
-        """Non-finite or wrongly sized commands refused since construction."""
-        self._events: list[BridgeEvent] = []
         terms.quat_to_rotmat(np.array([1.0, 0.0, 0.0, 0.0]))   # array-API import, not in a step
         self.reset()
 
@@ -92,74 +86,21 @@ class QuadrupedSim:
         self.data.qpos[0:3] = (0.0, 0.0, self.info.nominal_base_height_m)
         self.data.qpos[3:7] = (1.0, 0.0, 0.0, 0.0)
         self.data.qpos[self.info.qpos_adr] = self.info.default_joint_pos_rad
-        self.actuator.reset(slice(None), self.info.default_joint_pos_rad)
-        self.commanded_kp, self.commanded_kd = self.nominal_kp.copy(), self.nominal_kd.copy()
-        self._set_gains(self.commanded_kp, self.commanded_kd)
-        self.failsafe = False
-        self._last_command_s: float | None = None
+        self.driver.reset(self.info.default_joint_pos_rad)
         for _ in range(round(SETTLE_S / self.dt_s)):
             self._physics()
-        if now_s is not None:
-            self._events.append(BridgeEvent('reset', '', now_s))
-
-    def _set_gains(self, kp, kd) -> None:
-        """The gains the PD uses now."""
-        self.actuator.kp_nm_per_rad[:] = kp
-        self.actuator.kd_nm_s_per_rad[:] = kd
-
-    def _valid(self, values) -> np.ndarray | None:
-        """values as a (12,) float64 array, or None (counted) when non-finite or mis-sized."""
-        array = np.asarray(values, dtype=np.float64).reshape(-1)
-        if array.shape != (12,) or not np.all(np.isfinite(array)):
-            self.rejected_commands += 1
-            return None
-        return array
-
-    def set_targets(self, values, now_s: float) -> bool:
-        """Position targets [rad], JOINT_ORDER; False (refused) if non-finite or not 12."""
-        target = self._valid(values)
-        if target is None:
-            return False
-        self.actuator.target_rad[0] = target
-        self._last_command_s = now_s
-        if self.failsafe:
-            self.failsafe = False
-            self._set_gains(self.commanded_kp, self.commanded_kd)
-        return True
-
-    def set_gains(self, kind: str, values) -> bool:
-        """kp [N m/rad] or kd [N m s/rad] per joint, JOINT_ORDER; False if invalid or < 0."""
-        gains = self._valid(values)
-        if gains is None or np.any(gains < 0.0):
-            return False
-        if kind == 'kp':
-            self.commanded_kp[0] = gains
-        else:
-            self.commanded_kd[0] = gains
-        if not self.failsafe:
-            self._set_gains(self.commanded_kp, self.commanded_kd)
-        return True
+        self.driver.reset(self.info.default_joint_pos_rad, now_s)
 
     def step(self, now_s: float) -> None:
         """Advance one physics step at wall time now_s (watchdog, PD, MuJoCo)."""
-        if (not self.failsafe and self._last_command_s is not None
-                and now_s - self._last_command_s > self.command_timeout_s):
-            self.failsafe = True
-            self._set_gains(0.0, self.damping_kd)
-            self._events.append(BridgeEvent('watchdog', '', now_s))
+        self.driver.watchdog(now_s)
         self._physics()
 
     def _physics(self) -> None:
         """PD torques into ctrl, one mj_step."""
         q, qd = self.data.qpos[self.info.qpos_adr], self.data.qvel[self.info.qvel_adr]
-        torque = self.actuator.torque(q[None, :], qd[None, :])
-        self.data.ctrl[self.info.actuator_ids] = torque[0]
+        self.data.ctrl[self.info.actuator_ids] = self.driver.torque(q, qd)
         mujoco.mj_step(self.model, self.data)
-
-    def pop_events(self) -> list[BridgeEvent]:
-        """'watchdog' / 'reset' events since the last call, oldest first."""
-        events, self._events = self._events, []
-        return events
 
     def joint_states(self) -> dict[str, np.ndarray]:
         """pos_rad, vel_rad_s, effort_nm (the latest motor torque), PUBLISHED_ORDER."""

@@ -14,7 +14,7 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
-from sim2real.deploy.bridge.faults import BridgeEvent
+from sim2real.deploy.bridge.joint_driver import DrivenJoints, JointDriver
 from sim2real.sim.joint_actuator import JointActuator, JointActuatorCfg
 from sim2real.sim.joint_robot import fixed_base_model
 
@@ -24,7 +24,7 @@ PLANE_HEIGHT_M = 0.1
 """Height of the arm's plane above the base (the shoulder joint's origin) [m]."""
 
 
-class ToyArmSim:
+class ToyArmSim(DrivenJoints):
     """MuJoCo arm with the training actuator, a rest-pose start and a command watchdog."""
 
     def __init__(self, urdf_path: str | Path, physics_rate_hz: float, kp_nm_per_rad,
@@ -38,58 +38,21 @@ class ToyArmSim:
         self.actuator = JointActuator(JointActuatorCfg(
             kp_nm_per_rad, kd_nm_s_per_rad, tuple(self.info.effort_limit_nm)), 1, n, xp=np,
             dtype=np.float64)
-        self.nominal_kp = self.actuator.kp_nm_per_rad.copy()
-        self.nominal_kd = self.actuator.kd_nm_s_per_rad.copy()
-        self.damping_kd = damping_kd
-        self.command_timeout_s = command_timeout_s
-        self.rejected_commands = 0
-        self._events: list[BridgeEvent] = []
+        self.driver = JointDriver(self.actuator, damping_kd, command_timeout_s)
         self.reset()
 
     def reset(self, now_s: float | None = None) -> None:
         """At the rest pose, the PD holding it; no command yet."""
         mujoco.mj_resetData(self.model, self.data)
         self.data.qpos[self.info.qpos_adr] = DEFAULT_POSE_RAD
-        self.actuator.reset(slice(None), np.asarray(DEFAULT_POSE_RAD))
-        self._hold_gains(True)
-        self.failsafe = False
-        self._last_command_s: float | None = None
-        if now_s is not None:
-            self._events.append(BridgeEvent('reset', '', now_s))
-
-    def set_targets(self, values, now_s: float) -> bool:
-        """Position targets [rad]; False (refused, counted) if non-finite or mis-sized."""
-        target = np.asarray(values, dtype=np.float64).reshape(-1)
-        if target.shape != (len(self.info.joint_names),) or not np.all(np.isfinite(target)):
-            self.rejected_commands += 1
-            return False
-        self.actuator.target_rad[0] = target
-        self._last_command_s = now_s
-        if self.failsafe:
-            self.failsafe = False
-            self._hold_gains(True)
-        return True
-
-    def _hold_gains(self, nominal: bool) -> None:
-        """The driver's PD gains (nominal), or damping (kp 0, kd damping_kd)."""
-        self.actuator.kp_nm_per_rad[:] = self.nominal_kp if nominal else 0.0
-        self.actuator.kd_nm_s_per_rad[:] = self.nominal_kd if nominal else self.damping_kd
+        self.driver.reset(np.asarray(DEFAULT_POSE_RAD), now_s)
 
     def step(self, now_s: float) -> None:
         """One physics step at wall time now_s (watchdog, PD, MuJoCo)."""
-        if (not self.failsafe and self._last_command_s is not None
-                and now_s - self._last_command_s > self.command_timeout_s):
-            self.failsafe = True
-            self._hold_gains(False)
-            self._events.append(BridgeEvent('watchdog', '', now_s))
+        self.driver.watchdog(now_s)
         q, qd = self.data.qpos[self.info.qpos_adr], self.data.qvel[self.info.qvel_adr]
-        self.data.ctrl[self.info.actuator_ids] = self.actuator.torque(q[None], qd[None])[0]
+        self.data.ctrl[self.info.actuator_ids] = self.driver.torque(q, qd)
         mujoco.mj_step(self.model, self.data)
-
-    def pop_events(self) -> list[BridgeEvent]:
-        """'watchdog' / 'reset' events since the last call."""
-        events, self._events = self._events, []
-        return events
 
     def joint_states(self) -> dict[str, np.ndarray]:
         """pos_rad, vel_rad_s, effort_nm in the URDF's joint order."""
