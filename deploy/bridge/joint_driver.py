@@ -10,6 +10,7 @@ targets have arrived, ``command_timeout_s`` without one switches to damping (kp 
 
 from __future__ import annotations
 
+import mujoco
 import numpy as np
 
 from sim2real.deploy.bridge.faults import BridgeEvent
@@ -102,9 +103,23 @@ class JointDriver:
 
 class DrivenJoints:
     """What a simulated robot's twin exposes of its JointDriver (``self.driver``) to the
-    bridge node and its I/O: targets, gains, events, the failsafe and refusal count."""
+    bridge node and its I/O: targets, gains, events, the failsafe and refusal count; and its
+    physics step (``model``, ``data`` and a joint chain ``info``: qpos_adr, qvel_adr,
+    actuator_ids)."""
 
     driver: JointDriver
+
+    def step(self, now_s: float) -> None:
+        """One physics step at wall time now_s (watchdog, PD, MuJoCo)."""
+        self.driver.watchdog(now_s)
+        self._physics()
+
+    def _physics(self) -> None:
+        """PD torques into ctrl, one mj_step."""
+        info = self.info
+        q, qd = self.data.qpos[info.qpos_adr], self.data.qvel[info.qvel_adr]
+        self.data.ctrl[info.actuator_ids] = self.driver.torque(q, qd)
+        mujoco.mj_step(self.model, self.data)
 
     @property
     def failsafe(self) -> bool:

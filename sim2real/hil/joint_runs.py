@@ -16,7 +16,7 @@ import numpy as np
 from sim2real.hil import metrics
 from sim2real.hil.monitor import HilMonitor
 from sim2real.hil.scenarios import (
-    condition_time, FaultCase, judged_window, Scenario, watchdog_trip_s)
+    condition_time, FaultCase, is_number, judged_window, Scenario, watchdog_trip_s)
 
 
 def limits_in_contract_order(node: dict, joint_names) -> tuple[np.ndarray, np.ndarray]:
@@ -131,3 +131,16 @@ def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase, launch: Callable,
         **metrics.fallback_facts(state_times, state_names, onset),
         **judged_window(case, onset, t_safe),
     }
+
+
+def run_figures(mon: HilMonitor, sc: Scenario, t_enable_s: float, t0_s: float,
+                t1_s: float) -> dict:
+    """What every joint robot's nominal run reports beside its own figures: the node's states
+    and their rate in [t0, t1], the limit violations since the enable and the diagnostics of
+    a message sent after t1 (this waits for it)."""
+    states = mon.window('states', t0_s, t1_s)
+    time.sleep(sc.node['diagnostics_period_s'] + 0.2)
+    rate = (len(states) - 1) / (t1_s - t0_s) if len(states) > 1 else 0.0
+    return {'states_seen': sorted({s for _t, s in states}), 'received_state_rate_hz': rate,
+            'limit_violations': violations(mon, sc, t_enable_s, t1_s),
+            'diagnostics': {k: float(v) for k, v in mon.diagnostics.items() if is_number(v)}}

@@ -71,17 +71,6 @@ class HandSim(DrivenJoints):
             self._physics()
         self.driver.reset(q0, now_s)
 
-    def step(self, now_s: float) -> None:
-        """One physics step at wall time now_s (watchdog, PD, MuJoCo)."""
-        self.driver.watchdog(now_s)
-        self._physics()
-
-    def _physics(self) -> None:
-        """PD torques into ctrl, one mj_step."""
-        q, qd = self.data.qpos[self.info.qpos_adr], self.data.qvel[self.info.qvel_adr]
-        self.data.ctrl[self.info.actuator_ids] = self.driver.torque(q, qd)
-        mujoco.mj_step(self.model, self.data)
-
     def joint_states(self) -> dict[str, np.ndarray]:
         """pos_rad, vel_rad_s, effort_nm (the latest motor torque) in SERVO_ORDER."""
         order = self.published_order

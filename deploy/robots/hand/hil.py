@@ -23,7 +23,7 @@ from sim2real.deploy import ros_msgs
 from sim2real.hil import joint_runs
 from sim2real.hil.monitor import HilMonitor
 from sim2real.hil.robot import RobotHil
-from sim2real.hil.scenarios import FaultCase, is_number, Scenario
+from sim2real.hil.scenarios import FaultCase, Scenario
 from sim2real.hil.verdicts import NominalBound
 
 DROP_DISTANCE_M = 0.07
@@ -93,18 +93,10 @@ def nominal(mon: HilMonitor, sc: Scenario, duration_s: float) -> dict:
     t1 = time.monotonic()
     times, _, quat = _cube(mon, t0, t1)
     _, all_pos, _ = _cube(mon, t_enable, t1)
-    states = mon.window('states', t0, t1)
-    time.sleep(sc.node['diagnostics_period_s'] + 0.2)   # a diagnostics message after t1
     distance = cube_distance_max_m(all_pos)
-    return {
-        'rotation_rad_per_10s': rotation_rad_per_10s(times, quat),
-        'cube_distance_max_m': distance,
-        'dropped': bool(distance > DROP_DISTANCE_M),
-        'states_seen': sorted({s for _t, s in states}),
-        'received_state_rate_hz': (len(states) - 1) / (t1 - t0) if len(states) > 1 else 0.0,
-        'limit_violations': joint_runs.violations(mon, sc, t_enable, t1),
-        'diagnostics': {k: float(v) for k, v in mon.diagnostics.items() if is_number(v)},
-    }
+    return {'rotation_rad_per_10s': rotation_rad_per_10s(times, quat),
+            'cube_distance_max_m': distance, 'dropped': bool(distance > DROP_DISTANCE_M),
+            **joint_runs.run_figures(mon, sc, t_enable, t0, t1)}
 
 
 def _dropped(mon: HilMonitor, t0_s: float, t1_s: float) -> bool:

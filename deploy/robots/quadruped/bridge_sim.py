@@ -91,17 +91,6 @@ class QuadrupedSim(DrivenJoints):
             self._physics()
         self.driver.reset(self.info.default_joint_pos_rad, now_s)
 
-    def step(self, now_s: float) -> None:
-        """Advance one physics step at wall time now_s (watchdog, PD, MuJoCo)."""
-        self.driver.watchdog(now_s)
-        self._physics()
-
-    def _physics(self) -> None:
-        """PD torques into ctrl, one mj_step."""
-        q, qd = self.data.qpos[self.info.qpos_adr], self.data.qvel[self.info.qvel_adr]
-        self.data.ctrl[self.info.actuator_ids] = self.driver.torque(q, qd)
-        mujoco.mj_step(self.model, self.data)
-
     def joint_states(self) -> dict[str, np.ndarray]:
         """pos_rad, vel_rad_s, effort_nm (the latest motor torque), PUBLISHED_ORDER."""
         order = self._published

@@ -29,7 +29,7 @@ from sim2real.deploy import ros_msgs
 from sim2real.hil import joint_runs, metrics
 from sim2real.hil.monitor import HilError, HilMonitor
 from sim2real.hil.robot import RobotHil
-from sim2real.hil.scenarios import FaultCase, is_number, Scenario
+from sim2real.hil.scenarios import FaultCase, Scenario
 from sim2real.hil.verdicts import NominalBound
 
 COMMAND_M_S = (0.5, 0.0, 0.0)
@@ -127,17 +127,11 @@ def nominal(mon: HilMonitor, sc: Scenario, duration_s: float) -> dict:
         v_h = lin_vel_heading_xy(quat, vel_b)
         error = float(np.linalg.norm(v_h - np.asarray(COMMAND_M_S[:2]), axis=1).mean())
     all_pos, all_quat, _ = _truth(mon, t_enable, t1)
-    states = mon.window('states', t0, t1)
-    time.sleep(sc.node['diagnostics_period_s'] + 0.2)   # a diagnostics message after t1
     return {
         'fell': fell(all_pos, all_quat),
         'lin_vel_error_mps': error,
         'distance_m': float(np.linalg.norm(pos[-1, :2] - pos[0, :2])) if len(pos) else 0.0,
-        'states_seen': sorted({s for _t, s in states}),
-        'received_state_rate_hz': (len(states) - 1) / (t1 - t0) if len(states) > 1 else 0.0,
-        'limit_violations': joint_runs.violations(mon, sc, t_enable, t1),
-        'diagnostics': {k: float(v) for k, v in mon.diagnostics.items() if is_number(v)},
-    }
+        **joint_runs.run_figures(mon, sc, t_enable, t0, t1)}
 
 
 def _inject(mon: HilMonitor, case: FaultCase) -> dict:

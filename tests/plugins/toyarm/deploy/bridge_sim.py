@@ -47,13 +47,6 @@ class ToyArmSim(DrivenJoints):
         self.data.qpos[self.info.qpos_adr] = DEFAULT_POSE_RAD
         self.driver.reset(np.asarray(DEFAULT_POSE_RAD), now_s)
 
-    def step(self, now_s: float) -> None:
-        """One physics step at wall time now_s (watchdog, PD, MuJoCo)."""
-        self.driver.watchdog(now_s)
-        q, qd = self.data.qpos[self.info.qpos_adr], self.data.qvel[self.info.qvel_adr]
-        self.data.ctrl[self.info.actuator_ids] = self.driver.torque(q, qd)
-        mujoco.mj_step(self.model, self.data)
-
     def joint_states(self) -> dict[str, np.ndarray]:
         """pos_rad, vel_rad_s, effort_nm in the URDF's joint order."""
         return {'pos_rad': self.data.qpos[self.info.qpos_adr].copy(),

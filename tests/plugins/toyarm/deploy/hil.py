@@ -21,7 +21,7 @@ from sim2real.deploy import ros_msgs
 from sim2real.hil import joint_runs
 from sim2real.hil.monitor import HilMonitor
 from sim2real.hil.robot import RobotHil
-from sim2real.hil.scenarios import FaultCase, is_number, Scenario
+from sim2real.hil.scenarios import FaultCase, Scenario
 from sim2real.hil.verdicts import NominalBound
 
 TARGET_B_M = (0.35, -0.2)
@@ -111,17 +111,11 @@ def nominal(mon: HilMonitor, sc: Scenario, duration_s: float) -> dict:
     vel = mon.window('ground_truth_vel', t_enable, t1)
     speed = np.linalg.norm(np.array([v[1][:2] for v in vel]).reshape(-1, 2), axis=1)
     window = times >= t0
-    states = mon.window('states', t0, t1)
-    time.sleep(sc.node['diagnostics_period_s'] + 0.2)
     return {
         'tip_speed_max_m_s': float(speed.max()) if len(speed) else float('nan'),
         'reach_error_m': float(np.linalg.norm(tip[window] - TARGET_B_M, axis=1).mean())
         if window.any() else float('nan'),
-        'states_seen': sorted({s for _t, s in states}),
-        'received_state_rate_hz': (len(states) - 1) / (t1 - t0) if len(states) > 1 else 0.0,
-        'limit_violations': joint_runs.violations(mon, sc, t_enable, t1),
-        'diagnostics': {k: float(v) for k, v in mon.diagnostics.items() if is_number(v)},
-    }
+        **joint_runs.run_figures(mon, sc, t_enable, t0, t1)}
 
 
 def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase) -> dict:
