@@ -67,7 +67,7 @@ def robot_names_in(source: str, robots) -> list[tuple[int, str]]:
 
 
 def test_shared_deploy_hil_and_cli_modules_name_no_robot():
-    assert len(SHARED) > 20 and set(ROBOTS) >= {'quadrotor', 'quadruped'}
+    assert len(SHARED) > 20 and set(ROBOTS) >= {'hand', 'quadrotor', 'quadruped'}
     named = {str(p.relative_to(ROOT)): robot_names_in(p.read_text(), ROBOTS) for p in SHARED}
     assert {k: v for k, v in named.items() if v} == {}
 
@@ -92,7 +92,7 @@ def test_a_robot_name_is_matched_as_whole_words():
         (4, 'hand-rotate'), (5, 'HandRuntime'), (5, 'hand_profile'), (5, 'toy_arms')]
 
 
-@pytest.mark.parametrize('robot', ['quadrotor', 'quadruped'])
+@pytest.mark.parametrize('robot', ['hand', 'quadrotor', 'quadruped'])
 def test_every_robot_folder_has_each_side(robot):
     """Each registered robot's folder gives the runtime entry (its params class a dataclass
     with a robot field), the ROS I/O and bridge I/O classes, the bridge twin (streams, whose

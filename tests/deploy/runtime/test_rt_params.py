@@ -58,7 +58,7 @@ def test_robot_is_required_and_must_be_registered(tmp_path):
         path = tmp_path / 'p.yaml'
         path.write_text(yaml.safe_dump({'policy_node': {'ros__parameters': {
             'rate_hz': 100.0, **robot}}}))
-        with pytest.raises(ParamError, match='parameter "robot".*registered: quadrotor, '
+        with pytest.raises(ParamError, match='parameter "robot".*registered: hand, quadrotor, '
                                              'quadruped'):
             load_params(path)
 
