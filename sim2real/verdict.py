@@ -49,6 +49,19 @@ class Floor:
         return f'{self.metric} {text} {self.op} {self.value:g}'
 
 
+def parse_floor(text: str) -> Floor:
+    """'rotation_rad_per_10s>=3.5' -> Floor; ValueError naming the expected form."""
+    for op in ('>=', '<='):
+        metric, sep, value = text.partition(op)
+        if sep:
+            try:
+                return Floor(metric.strip(), op, float(value))
+            except ValueError:
+                break
+    raise ValueError(f'{text!r} is not a floor: expected METRIC>=VALUE or METRIC<=VALUE, '
+                     f'e.g. rotation_rad_per_10s>=3.5')
+
+
 def judge(result: dict, floors: Iterable[Floor]) -> tuple[bool, str]:
     """(passed, 'pass: a, b' or 'FAIL: a (needs ...), b') over every floor."""
     passed, parts = True, []

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from sim2real.tasks import get_task
-from sim2real.verdict import Floor, judge
+from sim2real.verdict import Floor, judge, parse_floor
 
 
 def test_floors_pass_and_fail_with_the_figure_in_words():
@@ -24,6 +24,16 @@ def test_unknown_comparison_is_refused():
     """Only >= and <=."""
     with pytest.raises(ValueError, match='op must be'):
         Floor('x', '>', 1.0)
+
+
+def test_floor_from_text_and_malformed_text_refused():
+    """'m>=3.5' and 'm <= 0.1' parse; no comparison, a bare '>' or a non-number are refused
+    showing the expected form."""
+    assert parse_floor('rotation_rad_per_10s>=3.5') == Floor('rotation_rad_per_10s', '>=', 3.5)
+    assert parse_floor('error_m <= 0.1') == Floor('error_m', '<=', 0.1)
+    for bad in ('rotation 3.5', 'rotation>3.5', 'rotation>=fast'):
+        with pytest.raises(ValueError, match='METRIC>=VALUE'):
+            parse_floor(bad)
 
 
 def test_every_task_states_eval_floors():

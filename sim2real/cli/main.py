@@ -111,7 +111,7 @@ def _cmd_hil(args: argparse.Namespace) -> int:
     """Fly a policy through the ROS 2 node against the simulated robot, with faults."""
     from sim2real.hil.runner import run_hil
     result = run_hil(args.robot, args.policy, duration_s=args.duration, faults=args.faults,
-                     params_file=args.params, log_dir=args.log_dir)
+                     params_file=args.params, log_dir=args.log_dir, expect=args.expect)
     _print_result(result, args.json)
     verdict = result['verdict']
     for line in verdict['lines']:
@@ -122,6 +122,15 @@ def _cmd_hil(args: argparse.Namespace) -> int:
     return _verdict_line(f'hil {args.robot}', {
         'passed': verdict['passed'],
         'text': ('pass: ' if verdict['passed'] else 'FAIL: ') + text})
+
+
+def _floor(text: str):
+    """argparse type: METRIC>=VALUE or METRIC<=VALUE as a sim2real.verdict.Floor."""
+    from sim2real.verdict import parse_floor
+    try:
+        return parse_floor(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
 def _positive_int(text: str) -> int:
@@ -238,6 +247,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--params', default=None,
                    help='parameter file of both nodes (default config/<robot>.yaml)')
     p.add_argument('--log-dir', default=None, help='folder for the logs of both nodes')
+    p.add_argument('--expect', action='append', default=[], type=_floor, metavar='METRIC>=X',
+                   help='a floor on a figure of the nominal run (or METRIC<=X), added to the '
+                        "robot's or replacing its floor on that metric; repeatable, e.g. "
+                        'rotation_rad_per_10s>=6.4 for 80 %% of an eval figure of 8')
     p.add_argument('--json', action='store_true', help='print one JSON object')
     p.set_defaults(func=_cmd_hil)
     return parser

@@ -13,6 +13,11 @@ from typing import Callable
 from sim2real.deploy.robots import robot_module
 
 
+def _no_floors(sc) -> tuple:
+    """No floors beyond the robot's bound."""
+    return ()
+
+
 def _nothing(mon) -> None:
     """No set-up or tear-down."""
 
@@ -38,6 +43,8 @@ class RobotHil:
     """result(nominal figures, diagnostics) -> the robot's keys of the JSON result."""
     bound: Callable
     """bound(scenario) -> the NominalBound the nominal run is judged on."""
+    floors: Callable = _no_floors
+    """floors(scenario) -> further sim2real.verdict.Floor on the nominal run's figures."""
     start: Callable = _nothing
     """start(monitor): before the nodes are awaited (e.g. the operator's cmd_vel)."""
     stop: Callable = _nothing

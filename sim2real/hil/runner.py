@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 import tempfile
 import time
+from typing import Sequence
 
 import yaml
 
@@ -17,7 +18,8 @@ from sim2real.hil.monitor import HilError, HilMonitor
 from sim2real.hil.processes import (
     node_command, NodeProcess, private_domain_id, ros_environment)
 from sim2real.hil.robot import hil_of, RobotHil
-from sim2real.hil.verdicts import fault_verdict, hil_verdict, nominal_verdict
+from sim2real.hil.verdicts import fault_verdict, hil_verdict, merge_floors, nominal_verdict
+from sim2real.verdict import as_dicts, Floor
 
 log = logging.getLogger(__name__)
 
@@ -56,10 +58,12 @@ def select_faults(robot: str, spec: str, node: dict, bridge: dict) -> list:
 
 def run_hil(robot: str, policy: str | Path, duration_s: float = 10.0, faults: str = 'all',
             params_file: str | Path | None = None, log_dir: str | Path | None = None,
-            scenario: dict | None = None) -> dict:
+            scenario: dict | None = None, expect: Sequence[Floor] = ()) -> dict:
     """Run the HIL scenarios for robot with an exported policy; the result as a dict.
 
     scenario: overrides of the robot's Scenario timing (e.g. fault_settle_s).
+    expect: floors on the nominal run's figures, added to the robot's (or replacing the
+    robot's floor on the same metric).
     """
     hil = hil_of(robot)
     policy = Path(policy).resolve()
@@ -82,7 +86,7 @@ def run_hil(robot: str, policy: str | Path, duration_s: float = 10.0, faults: st
     ]
     try:
         result = _run_scenarios(hil, procs, policy, node_cfg, bridge_cfg, cases, duration_s,
-                                scenario or {})
+                                scenario or {}, tuple(expect))
     finally:
         for proc in procs:
             proc.stop()
@@ -144,7 +148,7 @@ def nominal_view(hil: RobotHil, run: dict) -> dict:
 
 
 def run_unstalled(mon: HilMonitor, node_cfg: dict, hil: RobotHil, sc, duration_s: float,
-                  cases) -> tuple[dict, dict]:
+                  cases, floors: Sequence[Floor] = ()) -> tuple[dict, dict]:
     """The nominal run and each fault case's run, each rerun while it failed and the
     simulated robot stalled (unstalled); (nominal result, {case: fault result})."""
     limit = stall_limit_ms(node_cfg)
@@ -162,7 +166,7 @@ def run_unstalled(mon: HilMonitor, node_cfg: dict, hil: RobotHil, sc, duration_s
                 'rate_window_s': (mon.enabled_s, mon.diagnostics_s)}
 
     first = unstalled(nominal, stalls_since, limit,
-                      lambda run: nominal_verdict(nominal_view(hil, run), bound)[0])
+                      lambda run: nominal_verdict(nominal_view(hil, run), bound, floors)[0])
     faults = {c.name: unstalled(lambda c=c: hil.fault_run(mon, sc, c), stalls_since, limit,
                                 lambda r, c=c: fault_verdict(c.name, r, sc)[0])
               for c in cases}
@@ -170,7 +174,7 @@ def run_unstalled(mon: HilMonitor, node_cfg: dict, hil: RobotHil, sc, duration_s
 
 
 def _run_scenarios(hil: RobotHil, procs, policy: Path, node_cfg: dict, bridge_cfg: dict,
-                   cases, duration_s: float, overrides: dict) -> dict:
+                   cases, duration_s: float, overrides: dict, expect: tuple) -> dict:
     """Connect the monitor, wait for both nodes, run the nominal scenario and each fault."""
     import rclpy
 
@@ -178,13 +182,14 @@ def _run_scenarios(hil: RobotHil, procs, policy: Path, node_cfg: dict, bridge_cf
     contract = read_policy_contract(policy)
     sc = hil.scenario(node_cfg, bridge_cfg, **overrides)
     sc.joint_names = tuple(contract.joint_names)
+    floors = merge_floors(hil.floors(sc), expect)
     rclpy.init()
     mon = HilMonitor('/' + node_cfg['command_topic'], **hil.monitor_args(node_cfg, contract))
     try:
         hil.start(mon)
         _wait_ready(mon, procs)
         t0 = time.monotonic()
-        run, fault_results = run_unstalled(mon, node_cfg, hil, sc, duration_s, cases)
+        run, fault_results = run_unstalled(mon, node_cfg, hil, sc, duration_s, cases, floors)
         result = {
             **loop_figures(node_cfg, run['diagnostics'], run.get('simulator_stalled_ms', 0.0)),
             **nominal_view(hil, run),
@@ -194,8 +199,9 @@ def _run_scenarios(hil: RobotHil, procs, policy: Path, node_cfg: dict, bridge_cf
                 f['limit_violations'] for f in fault_results.values()),
             'faults': fault_results,
             'wall_time_s': round(time.monotonic() - t0, 1),
+            'nominal_floors': as_dicts(floors),
         }
-        result['verdict'] = hil_verdict(result, sc, hil.bound(sc))
+        result['verdict'] = hil_verdict(result, sc, hil.bound(sc), floors)
         return result
     finally:
         hil.stop(mon)

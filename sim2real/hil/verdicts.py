@@ -3,15 +3,19 @@
 The nominal run passes when it flew (or walked) with the node active throughout, within
 the scenario's error bound and without a limit violation; a fault run passes when its
 outcome is the one its FaultCase expects (``recovered_safe``, sim2real.hil.scenarios). A
-robot's HIL profile names the error figure its nominal run is bounded by (NominalBound).
+robot's HIL profile names the error figure its nominal run is bounded by (NominalBound), and
+may add floors on its other figures (sim2real.verdict.Floor, e.g. the hand's rotation at
+least 80 % of its eval floor); ``sim2real hil --expect`` adds or replaces floors by metric.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 import math
+from typing import Iterable
 
 from sim2real.hil.scenarios import Scenario
+from sim2real.verdict import Floor
 
 MAX_TICKS = 2
 """Control ticks a latch or watchdog may take once its condition holds."""
@@ -71,9 +75,18 @@ def stall_doubt(r: dict) -> str:
             f'safe tick (the stall can have caused it)')
 
 
-def nominal_verdict(result: dict, bound: NominalBound) -> tuple[bool, str]:
-    """The nominal run: active throughout, no fall, error within bound, no violation."""
-    reasons = []
+def merge_floors(robot: Iterable[Floor], given: Iterable[Floor]) -> tuple[Floor, ...]:
+    """The robot's floors with each given one added, or replacing the robot's on its metric."""
+    given = tuple(given)
+    mine = {f.metric for f in given}
+    return tuple(f for f in robot if f.metric not in mine) + given
+
+
+def nominal_verdict(result: dict, bound: NominalBound,
+                    floors: Iterable[Floor] = ()) -> tuple[bool, str]:
+    """The nominal run: active throughout, no fall, error within bound, each floor met, no
+    violation."""
+    reasons, met = [], []
     states = result.get('nominal_states', [])
     if states != ['active']:
         reasons.append(f'node states {states} (expected only active)')
@@ -83,6 +96,9 @@ def nominal_verdict(result: dict, bound: NominalBound) -> tuple[bool, str]:
     what = f'{bound.label} {error:.3f} {bound.unit}'
     if not error <= bound.limit:
         reasons.append(f'{what} > {bound.limit:g}')
+    for floor in floors:
+        (met if floor.holds(result) else reasons).append(
+            floor.describe(result) + ('' if floor.holds(result) else ' not met'))
     own = result.get('nominal_limit_violations', 0)
     if own:
         reasons.append(f'{own} limit violations')
@@ -92,7 +108,8 @@ def nominal_verdict(result: dict, bound: NominalBound) -> tuple[bool, str]:
         reasons.insert(0, stalled)
     if reasons:
         return False, 'FAIL nominal: ' + '; '.join(reasons)
-    return True, (f'pass nominal: {what} <= {bound.limit:g}, active throughout, no limit '
+    also = ''.join(f', {m}' for m in met)
+    return True, (f'pass nominal: {what} <= {bound.limit:g}{also}, active throughout, no limit '
                   f'violation{note}')
 
 
@@ -139,10 +156,11 @@ def fault_verdict(name: str, r: dict, sc: Scenario) -> tuple[bool, str]:
     return True, f'pass {name} ({expect}): {how}{note}'
 
 
-def hil_verdict(result: dict, sc: Scenario, bound: NominalBound) -> dict:
+def hil_verdict(result: dict, sc: Scenario, bound: NominalBound,
+                floors: Iterable[Floor] = ()) -> dict:
     """Every scenario's line and the overall verdict."""
     lines, passed = [], True
-    ok, line = nominal_verdict(result, bound)
+    ok, line = nominal_verdict(result, bound, floors)
     passed &= ok
     lines.append(line)
     for name, r in result.get('faults', {}).items():

@@ -3,7 +3,7 @@
 from sim2real.deploy.robots.quadrotor.hil import bound as hover_bound
 from sim2real.deploy.robots.quadruped.hil import bound as walk_bound
 from sim2real.hil.scenarios import Scenario
-from sim2real.hil.verdicts import fault_verdict, hil_verdict, nominal_verdict
+from sim2real.hil.verdicts import fault_verdict, hil_verdict, merge_floors, nominal_verdict
 
 NODE = {'rate_hz': 100.0, 'max_tilt_rad': 0.8, 'hover_target_m': [0.0, 0.0, 1.0]}
 SC = Scenario(node=NODE, bridge={})
@@ -162,3 +162,27 @@ def test_the_stall_limit_is_half_the_shortest_sensor_timeout():
     assert node['odom_timeout_s'] == 0.05 and node['setpoint_timeout_s'] == 0.0
     assert stall_limit_ms(node) == 25.0
     assert stall_limit_ms({'rate_hz': 50.0}) == float('inf')
+
+
+def test_nominal_floors_are_judged_and_given_floors_replace_the_robots():
+    """The hand's rotation floor (80 % of its eval floor 4.0: 3.2 rad per 10 s): 5.0 passes
+    naming it, 2.0 fails naming it; --expect's floor on the same metric replaces it."""
+    from sim2real.deploy.robots.hand.hil import HIL
+    from sim2real.tasks import get_task
+    from sim2real.verdict import parse_floor
+    floors = HIL.floors(SC)
+    eval_floor = next(f for f in get_task('hand-rotate').acceptance['eval']
+                      if f.metric == 'rotation_rad_per_10s')
+    assert [(f.metric, f.op, f.value) for f in floors] == [
+        ('rotation_rad_per_10s', '>=', 0.8 * eval_floor.value)]
+    turned = {'nominal_states': ['active'], 'cube_distance_max_m': 0.01,
+              'rotation_rad_per_10s': 5.0}
+    ok, line = nominal_verdict(turned, HIL.bound(SC), floors)
+    assert ok and 'rotation_rad_per_10s 5 >= 3.2' in line
+    ok, line = nominal_verdict(dict(turned, rotation_rad_per_10s=2.0), HIL.bound(SC), floors)
+    assert not ok and 'rotation_rad_per_10s 2 >= 3.2 not met' in line
+    tighter = merge_floors(floors, [parse_floor('rotation_rad_per_10s>=6.4')])
+    assert [f.value for f in tighter] == [6.4]
+    assert not nominal_verdict(turned, HIL.bound(SC), tighter)[0]
+    both = merge_floors(floors, [parse_floor('cube_distance_max_m<=0.005')])
+    assert len(both) == 2 and not nominal_verdict(turned, HIL.bound(SC), both)[0]

@@ -6,7 +6,9 @@ and blends in over soft_start_s, then the policy turns the cube. The nominal run
 cube's rotation about the palm normal through node and bridge (``rotation_rad_per_10s``, the
 eval metric's definition: the summed per-sample twist about the axis, per 10 s) and is
 judged on the cube staying on the palm (its largest distance from where it rested, against
-the task's 7 cm drop distance). Fault runs: stale, NaN or late joint states latch the hold
+the task's 7 cm drop distance) and on turning it at >= 80 % of the task's eval floor (3.2 rad
+per 10 s; ``sim2real hil hand --expect rotation_rad_per_10s>=X`` sets 80 % of a policy's
+own eval figure). Fault runs: stale, NaN or late joint states latch the hold
 fallback within 2 control ticks; lost targets trip the servo bus's watchdog; drops and
 small delays are tolerated (no drop, no limit violation).
 """
@@ -25,9 +27,14 @@ from sim2real.hil.monitor import HilMonitor
 from sim2real.hil.robot import RobotHil
 from sim2real.hil.scenarios import FaultCase, Scenario
 from sim2real.hil.verdicts import NominalBound
+from sim2real.verdict import Floor
 
 DROP_DISTANCE_M = 0.07
 """The cube is dropped this far from where it rested (the task's termination) [m]."""
+EVAL_ROTATION_FLOOR_RAD_PER_10S = 4.0
+"""hand-rotate's eval floor on rotation_rad_per_10s (tasks/hand acceptance)."""
+RETAINED = 0.8
+"""Share of the eval rotation the nominal run must keep through node and bridge."""
 AXIS_W = np.array([0.0, 0.0, 1.0])
 """The palm normal of the palm-up mount [world]."""
 
@@ -123,4 +130,6 @@ HIL = RobotHil(
                                          'decode': ros_msgs.from_float64_array},
     nominal=nominal, fault_run=fault_run, result=result,
     bound=lambda sc: NominalBound('cube_distance_max_m', DROP_DISTANCE_M,
-                                  'cube distance from its rest position', 'm'))
+                                  'cube distance from its rest position', 'm'),
+    floors=lambda sc: (Floor('rotation_rad_per_10s', '>=',
+                             RETAINED * EVAL_ROTATION_FLOOR_RAD_PER_10S),))
