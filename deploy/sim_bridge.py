@@ -42,9 +42,9 @@ from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
 from sim2real.deploy import ros_msgs
-from sim2real.deploy.bridge.faults import FaultCfg, FaultError, FaultInjector
+from sim2real.deploy.bridge.faults import FaultError, FaultInjector
 from sim2real.deploy.bridge.params import (
-    bridge_of, declared_parameters, parse_robot_faults, validate)
+    bridge_of, declared_parameters, fault_cfg, parse_robot_faults, validate)
 from sim2real.deploy.node_params import check_overrides
 from sim2real.deploy.robots import bridge_io_of
 
@@ -73,9 +73,7 @@ class SimBridge(Node):
         validate(p)
         self.p = p
         self.streams = bridge_of(robot).streams
-        self.faults = FaultInjector(FaultCfg(
-            p['fault_drop_probability'], p['fault_delay_s'], p['fault_delay_jitter_s'],
-            p['fault_spike_s']), streams=self.streams, seed=p['seed'])
+        self.faults = FaultInjector(fault_cfg(p), streams=self.streams, seed=p['seed'])
         self._gt_pub = self.create_publisher(Odometry, '~/ground_truth', 10)
         self._events_pub = self.create_publisher(String, '~/events', 50)
         self._command_subs = []

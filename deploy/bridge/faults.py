@@ -5,6 +5,10 @@ a seeded numpy Generator, so a test replays a fault exactly. Each sensor stream 
 messages waiting to be published: ``offer`` applies the active faults to a fresh sample and
 queues it with a release time, ``due`` pops what is released by ``now_s``, in order.
 
+Every sensor message is released ``latency_s + U(0, latency_jitter_s)`` after it is offered
+(the nominal transport: a servo bus read, USB; 0 by default), faults or not; its stamp stays
+the sample's time.
+
 Faults (names as in the spec):
 
 - ``drop``: each message is discarded with probability ``drop_probability``.
@@ -57,6 +61,10 @@ class FaultCfg:
     """Width of the uniform random extra delay [s]."""
     spike_s: float = 0.2
     """How long 'latency_spike' holds every sensor message after its onset [s]."""
+    latency_s: float = 0.0
+    """Nominal latency of every sensor message, fault or not [s]."""
+    latency_jitter_s: float = 0.0
+    """Width of the uniform random extra nominal latency [s]."""
 
 
 @dataclass(frozen=True)
@@ -213,7 +221,9 @@ class FaultInjector:
             return
         if f'nan_{stream}' in active:
             sample = ({k: np.full_like(v, np.nan) for k, v in sample[0].items()}, sample[1])
-        release_s = now_s
+        release_s = now_s + self.cfg.latency_s
+        if self.cfg.latency_jitter_s > 0:   # no draw without jitter: seeded replays hold
+            release_s += self._rng.uniform(0.0, self.cfg.latency_jitter_s)
         if 'delay' in active:
             release_s += self.cfg.delay_s + self._rng.uniform(0.0, self.cfg.delay_jitter_s)
         if now_s < self._spike_until_s:

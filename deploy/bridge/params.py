@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from sim2real.deploy.bridge.faults import (
-    FaultError, fault_names as stream_fault_names, parse_fault_list, parse_schedule)
+    FaultCfg, FaultError, fault_names as stream_fault_names, parse_fault_list, parse_schedule)
 from sim2real.deploy.robots import robot_module
 
 COMMON_DEFAULTS = {
@@ -27,6 +27,8 @@ COMMON_DEFAULTS = {
     'fault_delay_s': 0.01,
     'fault_delay_jitter_s': 0.005,
     'fault_spike_s': 0.2,
+    'sensor_latency_s': 0.0,
+    'sensor_latency_jitter_s': 0.0,
 }
 """What every robot's bridge declares: physics, ground truth, the command watchdog, noise
 and the fault injector's parameters."""
@@ -88,6 +90,8 @@ def validate(p: dict) -> None:
         ('fault_delay_s', p['fault_delay_s'] >= 0, 'must be >= 0'),
         ('fault_delay_jitter_s', p['fault_delay_jitter_s'] >= 0, 'must be >= 0'),
         ('fault_spike_s', p['fault_spike_s'] >= 0, 'must be >= 0'),
+        ('sensor_latency_s', p['sensor_latency_s'] >= 0, 'must be >= 0'),
+        ('sensor_latency_jitter_s', p['sensor_latency_jitter_s'] >= 0, 'must be >= 0'),
     ] + [(k, 0 < p[k] <= p['physics_rate_hz'], 'must be in (0, physics_rate_hz]')
          for k in (*(f'{s}_rate_hz' for s in streams), 'ground_truth_rate_hz')]
     for name, ok, why in checks:
@@ -100,3 +104,9 @@ def validate(p: dict) -> None:
             parse_robot_faults(robot, text)
         except FaultError as exc:
             raise ValueError(f'sim_bridge parameter {name}: {exc}') from exc
+
+
+def fault_cfg(p: dict) -> FaultCfg:
+    """The fault injector's magnitudes and the nominal sensor latency from bridge params."""
+    return FaultCfg(p['fault_drop_probability'], p['fault_delay_s'], p['fault_delay_jitter_s'],
+                    p['fault_spike_s'], p['sensor_latency_s'], p['sensor_latency_jitter_s'])

@@ -162,3 +162,57 @@ def test_unknown_names_are_rejected_with_the_valid_list():
     assert all(n in str(info.value) for n in parse_fault_list(
         'drop,delay,latency_spike,command_loss,frozen_odom,frozen_imu,nan_odom,nan_imu'))
     assert inj.update(0.0) == frozenset()
+
+
+def test_nominal_latency_applies_without_faults_and_adds_to_a_delay():
+    """Latency 5 ms + U(0, 6 ms), no fault: 300 messages 2 ms apart each out 5-11 ms late, in
+    order, stamps unchanged; with 'delay' (10 ms, no jitter) on top, 15-21 ms."""
+    for faults, lo_s in (('', 0.005), ('delay', 0.015)):
+        inj = FaultInjector(FaultCfg(delay_s=0.01, delay_jitter_s=0.0, latency_s=0.005,
+                                     latency_jitter_s=0.006), seed=4)
+        inj.set_active(faults, 0.0)
+        released = []
+        for tick in range(1400):
+            t = tick * 0.0005
+            if tick % 4 == 0 and tick < 1200:
+                inj.offer('imu', sample(tick), t, t)
+            released += [(stamp, t) for stamp in stamps(inj.due('imu', t))]
+        assert [s for s, _ in released] == [k * 0.002 for k in range(300)]
+        lags_s = np.array([r - s for s, r in released])
+        assert lags_s.min() >= lo_s - 1e-9 and lags_s.max() <= lo_s + 0.006 + 0.0005
+        assert lags_s.max() - lags_s.min() > 0.004   # the jitter is there
+
+
+def test_a_latency_without_jitter_leaves_the_seeded_fault_stream_unchanged():
+    """Fixed latency draws nothing: the same seed drops the same messages as without it; a
+    jitter draws per message, so the drops differ (what the no-draw rule keeps stable)."""
+    kept = []
+    for cfg in (FaultCfg(), FaultCfg(latency_s=0.003), FaultCfg(latency_jitter_s=0.001)):
+        inj = FaultInjector(cfg, seed=7)
+        inj.set_active('drop', 0.0)
+        for k in range(100):
+            inj.offer('imu', sample(k), 0.01 * k, 0.01 * k)
+        kept.append(stamps(inj.due('imu', 2.0)))
+    assert kept[0] == kept[1] and 60 <= len(kept[0]) <= 80
+    assert kept[2] != kept[0]
+
+
+def test_hand_config_sets_the_servo_bus_latency_and_other_robots_have_none():
+    """config/hand.yaml's sim_bridge: 5 ms + U(0, 6 ms) on every joint state; the quadrotor's
+    and quadruped's files keep the default 0 (their trained delays are measured without it)."""
+    import pathlib
+
+    import yaml
+
+    from sim2real.deploy.bridge.params import declared_parameters, fault_cfg, validate
+    root = pathlib.Path(__file__).resolve().parents[3]
+    got = {}
+    for robot in ('hand', 'quadrotor', 'quadruped'):
+        own = yaml.safe_load((root / 'config' / f'{robot}.yaml').read_text())
+        p = {**declared_parameters(robot), **own['sim_bridge']['ros__parameters']}
+        validate(p)
+        cfg = fault_cfg(p)
+        got[robot] = (cfg.latency_s, cfg.latency_jitter_s)
+    assert got == {'hand': (0.005, 0.006), 'quadrotor': (0.0, 0.0), 'quadruped': (0.0, 0.0)}
+    with pytest.raises(ValueError, match='sensor_latency_s'):
+        validate({**p, 'sensor_latency_s': -0.001})

@@ -33,6 +33,7 @@ SPEC_SIM_BRIDGE = {
     'command_timeout_s': 0.1, 'imu_gyro_noise_std_rad_s': 0.0, 'seed': 0,
     'fault_schedule': '', 'active_faults': '', 'fault_drop_probability': 0.3,
     'fault_delay_s': 0.01, 'fault_delay_jitter_s': 0.005, 'fault_spike_s': 0.2,
+    'sensor_latency_s': 0.0, 'sensor_latency_jitter_s': 0.0,
 }
 
 
