@@ -48,18 +48,24 @@ def test_delay_releases_at_exactly_stamp_plus_delay():
     assert stamps(inj.due('imu', 1.01)) == [1.0]
 
 
+def release_lags(inj, messages):
+    """Offer messages 2 ms apart, poll every 0.5 ms until all are out; assert they leave in
+    order with their stamps, and return each one's lag from stamp to release [s]."""
+    released = []   # (stamp, release time)
+    for tick in range(4 * messages + 100):
+        t = tick * 0.0005
+        if tick % 4 == 0 and tick < 4 * messages:
+            inj.offer('imu', sample(tick), t, t)
+        released += [(stamp, t) for stamp in stamps(inj.due('imu', t))]
+    assert [s for s, _ in released] == [k * 0.002 for k in range(messages)]
+    return np.array([r - s for s, r in released])
+
+
 def test_delay_jitter_is_bounded_and_keeps_order():
     """delay 0.01 + U(0, 0.005): 200 messages 2 ms apart each out 10-15 ms late, in order."""
     inj = FaultInjector(FaultCfg(delay_s=0.01, delay_jitter_s=0.005), seed=2)
     inj.set_active('delay', 0.0)
-    released = []   # (stamp, release time) polled every 0.5 ms
-    for tick in range(900):
-        t = tick * 0.0005
-        if tick % 4 == 0 and tick < 800:
-            inj.offer('imu', sample(tick), t, t)
-        released += [(stamp, t) for stamp in stamps(inj.due('imu', t))]
-    assert [s for s, _ in released] == [k * 0.002 for k in range(200)]
-    lags_s = np.array([r - s for s, r in released])
+    lags_s = release_lags(inj, 200)
     assert lags_s.min() >= 0.01 - 1e-9 and lags_s.max() <= 0.015 + 0.0005
 
 
@@ -171,14 +177,7 @@ def test_nominal_latency_applies_without_faults_and_adds_to_a_delay():
         inj = FaultInjector(FaultCfg(delay_s=0.01, delay_jitter_s=0.0, latency_s=0.005,
                                      latency_jitter_s=0.006), seed=4)
         inj.set_active(faults, 0.0)
-        released = []
-        for tick in range(1400):
-            t = tick * 0.0005
-            if tick % 4 == 0 and tick < 1200:
-                inj.offer('imu', sample(tick), t, t)
-            released += [(stamp, t) for stamp in stamps(inj.due('imu', t))]
-        assert [s for s, _ in released] == [k * 0.002 for k in range(300)]
-        lags_s = np.array([r - s for s, r in released])
+        lags_s = release_lags(inj, 300)
         assert lags_s.min() >= lo_s - 1e-9 and lags_s.max() <= lo_s + 0.006 + 0.0005
         assert lags_s.max() - lags_s.min() > 0.004   # the jitter is there
 
