@@ -242,7 +242,7 @@ class Runner:
         """Restore the env's state from a checkpoint; its observations, or None (warned)
         when the checkpoint or the env has no env state and the env will be reset."""
         if 'env_state' not in state:
-            why = ('its env had no state protocol' if 'segments' in state else
+            why = ('saved without it, or its env had no state protocol' if 'segments' in state else
                    f'format {state.get("format")}, older than exact resume; the wall time '
                    'before it is not known')
             logger.warning('%s holds no env state (%s): the envs restart their episodes '
