@@ -108,6 +108,27 @@ def test_checkpoint_without_env_state_resumes_with_a_warning(tmp_path, caplog):
     assert 'not end exactly' in warning
 
 
+def test_lean_checkpoint_restores_the_learner_exactly(tmp_path, caplog):
+    """A current checkpoint stripped of env_state (checkpoints/README.md, how a run crosses
+    sessions): the networks, log-std, normalizer and counters load bit for bit, the warning
+    names the case, and training continues to the total."""
+    run = make_runner(tmp_path, StatefulPointMass(16), save_interval=3)
+    run.learn(max_iterations=3)
+    path = checkpoint_path(tmp_path, 3)
+    state = load_checkpoint(path)
+    del state['env_state']
+    save_checkpoint(path, state)
+    runner = make_runner(tmp_path, StatefulPointMass(16), save_interval=3)
+    runner.load(path)
+    assert_state_equal(params(runner), params(run))
+    assert (runner.iteration, runner.env_steps) == (3, run.env_steps)
+    runner = make_runner(tmp_path, StatefulPointMass(16), save_interval=3)
+    with caplog.at_level(logging.WARNING, logger='sim2real.rl.runner'):
+        assert runner.learn(max_iterations=5, resume=True)['iterations'] == 5
+    warning = ' '.join(r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
+    assert 'holds no env state (saved without it' in warning
+
+
 class HalfStatefulPointMass(StatefulPointMass):
     """A point mass one of whose (user-written) components cannot give its state."""
 
