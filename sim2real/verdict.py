@@ -53,7 +53,7 @@ def parse_floor(text: str) -> Floor:
     """'rotation_rad_per_10s>=3.5' -> Floor; ValueError naming the expected form."""
     for op in ('>=', '<='):
         metric, sep, value = text.partition(op)
-        if sep:
+        if sep and metric.strip():
             try:
                 return Floor(metric.strip(), op, float(value))
             except ValueError:

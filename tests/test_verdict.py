@@ -31,7 +31,7 @@ def test_floor_from_text_and_malformed_text_refused():
     showing the expected form."""
     assert parse_floor('rotation_rad_per_10s>=3.5') == Floor('rotation_rad_per_10s', '>=', 3.5)
     assert parse_floor('error_m <= 0.1') == Floor('error_m', '<=', 0.1)
-    for bad in ('rotation 3.5', 'rotation>3.5', 'rotation>=fast'):
+    for bad in ('rotation 3.5', 'rotation>3.5', 'rotation>=fast', '>=3.5'):
         with pytest.raises(ValueError, match='METRIC>=VALUE'):
             parse_floor(bad)
 

@@ -97,8 +97,10 @@ def nominal_verdict(result: dict, bound: NominalBound,
     if not error <= bound.limit:
         reasons.append(f'{what} > {bound.limit:g}')
     for floor in floors:
-        (met if floor.holds(result) else reasons).append(
-            floor.describe(result) + ('' if floor.holds(result) else ' not met'))
+        if floor.holds(result):
+            met.append(floor.describe(result))
+        else:
+            reasons.append(f'{floor.describe(result)} not met')
     own = result.get('nominal_limit_violations', 0)
     if own:
         reasons.append(f'{own} limit violations')
