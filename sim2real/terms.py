@@ -147,3 +147,48 @@ def axis_rotation_rad(quat_now_wxyz, quat_prev_wxyz, axis_w):
     along = x * axis_w[0] + y * axis_w[1] + z * axis_w[2]
     sign = xp.where(w < 0, -1.0, 1.0)
     return 2.0 * xp.atan2(sign * along, sign * w)
+
+
+def quat_mul(a_wxyz, b_wxyz):
+    """Hamilton product a b of quaternions (..., 4) [w, x, y, z]: rotate by b, then by a."""
+    xp = array_namespace(a_wxyz, b_wxyz)
+    w1, x1, y1, z1 = (a_wxyz[..., i] for i in range(4))
+    w2, x2, y2, z2 = (b_wxyz[..., i] for i in range(4))
+    return xp.stack([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+                     w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+                     w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2], axis=-1)
+
+
+def quat_conjugate(quat_wxyz):
+    """Conjugate (the inverse of a unit quaternion), (..., 4)."""
+    xp = array_namespace(quat_wxyz)
+    return xp.concat([quat_wxyz[..., :1], -quat_wxyz[..., 1:]], axis=-1)
+
+
+def quat_from_rotvec(rotvec_rad):
+    """Unit quaternions (..., 4) of rotation vectors (..., 3) (axis x angle [rad])."""
+    xp = array_namespace(rotvec_rad)
+    angle = xp.sqrt(xp.sum(rotvec_rad * rotvec_rad, axis=-1, keepdims=True))
+    half = 0.5 * angle
+    # sin(a/2)/a -> 1/2 as a -> 0 (its Taylor series to a^2 below 1e-4 rad)
+    safe = xp.where(angle > 1e-4, angle, 1.0)
+    k = xp.where(angle > 1e-4, xp.sin(half) / safe, 0.5 - angle * angle / 48.0)
+    return xp.concat([xp.cos(half), rotvec_rad * k], axis=-1)
+
+
+def quat_angle_rad(a_wxyz, b_wxyz):
+    """Angle [rad] in [0, pi] of the rotation between two orientations (unit quaternions,
+    (..., 4)): 2 atan2(|vec(a b^-1)|, |w(a b^-1)|)."""
+    xp = array_namespace(a_wxyz, b_wxyz)
+    rel = quat_mul(a_wxyz, quat_conjugate(b_wxyz))
+    vec = xp.sqrt(xp.sum(rel[..., 1:] * rel[..., 1:], axis=-1))
+    return 2.0 * xp.atan2(vec, xp.abs(rel[..., 0]))
+
+
+def rotmat_6d(quat_wxyz):
+    """The first two columns of R_wb (..., 6): a continuous orientation code for networks (a
+    quaternion's double cover and Euler angles' wraps are not continuous)."""
+    xp = array_namespace(quat_wxyz)
+    rot = quat_to_rotmat(quat_wxyz)
+    return xp.concat([rot[..., :, 0], rot[..., :, 1]], axis=-1)

@@ -94,4 +94,4 @@ def test_a_plugin_may_import_its_own_task_module_first(tmp_path):
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
                          env=env, timeout=120, cwd=root)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split() == ['a', 'demo', '6']   # the 5 built-in tasks and the demo
+    assert out.stdout.split() == ['a', 'demo', '7']   # the 6 built-in tasks and the demo

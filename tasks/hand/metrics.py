@@ -1,4 +1,5 @@
-"""In-hand rotation metrics (hand.md section 4.3; what ``sim2real eval --json`` reports):
+"""In-hand metrics (hand.md section 4.3; what ``sim2real eval --json`` reports). In-hand
+rotation (hand-rotate):
 
 - ``rotation_rad_per_10s``: per episode, 10 s x the signed rotation of the cube about the palm
   normal summed over control steps until the episode ended (a drop ends it) / the time
@@ -8,7 +9,8 @@
 - ``time_to_fall``: per episode, min(time of the drop, episode length) / episode length (1
   without a drop); HORA's TTF.
 
-Success: no drop and rotation_rad_per_10s >= min_rotation_rad_per_10s.
+Success: no drop and rotation_rad_per_10s >= min_rotation_rad_per_10s. Reorientation
+(hand-reorient): ``ReorientMetrics``.
 """
 
 from __future__ import annotations
@@ -71,4 +73,70 @@ class RotationMetrics(Stateful):
                'episode/time_to_fall': time_to_fall.mean()}
         if bool(measured.any()):
             log['episode/rotation_rad_per_10s'] = rate[measured].mean()
+        return to_floats(log)
+
+
+REORIENT_NAMES = ('goals_per_minute', 'consecutive_successes', 'drop_rate', 'time_to_fall')
+
+
+class ReorientMetrics(Stateful):
+    """Goals reached per episode (hand-reorient; hand.md section 4.3):
+
+    - ``goals_per_minute``: goals reached / the episode's duration in minutes.
+    - ``consecutive_successes``: goals reached before the episode ended: a drop, no goal for
+      the goal timeout, the cap on successes or the time-out; every real anchor reports it
+      (Playground, DeXtreme), the median beside the mean.
+    - ``drop_rate``, ``time_to_fall``: as hand-rotate's.
+
+    Success: no drop and at least min_goals_per_minute.
+    """
+
+    STATE = ('last_success', 'last_values', 'finished')
+    NOT_STATE = ('env',)
+
+    quantiles = {'consecutive_successes': 0.5}
+    """The median of the consecutive successes beside their mean."""
+
+    def __init__(self, env, command: str = 'goal', min_goals_per_minute: float = 7.5):
+        """The goal command's name; success needs this many goals per minute."""
+        self.env = env
+        self.command = command
+        self.min_goals_per_minute = min_goals_per_minute
+        n = env.num_envs
+        self.last_success = torch.zeros(n, dtype=torch.bool)
+        """Success of each env's most recent finished episode."""
+        self.last_values = {name: torch.full((n,), torch.nan) for name in REORIENT_NAMES}
+        """Per-env values of the most recent finished episode (NaN: not measured)."""
+        self.finished = torch.zeros(n, dtype=torch.long)
+        """Number of finished episodes per env."""
+
+    def reset(self, env_ids: torch.Tensor) -> None:
+        """Nothing to clear: the goal command counts the goals."""
+
+    def update(self) -> None:
+        """Nothing to accumulate: the goal command counts the goals."""
+
+    def finish(self, env_ids: torch.Tensor, terminated: torch.Tensor) -> dict[str, float]:
+        """Judge the finished episodes of env_ids; returns their mean metrics for logging."""
+        env = self.env
+        goals = env.command(self.command).successes[env_ids].float()
+        elapsed_s = env.episode_length[env_ids].float() * env.step_dt_s
+        measured = elapsed_s > 0
+        per_minute = torch.where(measured, 60.0 * goals / elapsed_s.clamp(min=env.step_dt_s),
+                                 torch.nan)
+        length_s = env.max_episode_length * env.step_dt_s
+        time_to_fall = torch.where(terminated, elapsed_s / length_s, 1.0)
+        success = ~terminated & measured & (per_minute >= self.min_goals_per_minute)
+        self.last_success[env_ids] = success
+        values = {'goals_per_minute': per_minute, 'consecutive_successes': goals,
+                  'drop_rate': terminated.float(), 'time_to_fall': time_to_fall}
+        for name, value in values.items():
+            self.last_values[name][env_ids] = value
+        self.finished[env_ids] += 1
+        log = {'episode/success': success.float().mean(),
+               'episode/drop_rate': terminated.float().mean(),
+               'episode/time_to_fall': time_to_fall.mean(),
+               'episode/consecutive_successes': goals.mean()}
+        if bool(measured.any()):
+            log['episode/goals_per_minute'] = per_minute[measured].mean()
         return to_floats(log)

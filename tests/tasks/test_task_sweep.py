@@ -27,26 +27,36 @@ POLICY_TERMS = {
     'quadruped-rough': QUADRUPED_TERMS,
     # the hand: 3 ticks of 16 joint positions and 16 previous targets = 96 (HORA, LEAP)
     'hand-rotate': [('joint_pos_unit', 16, 3), ('joint_target_unit', 16, 3)],
+    # reorientation: the same 96, then the tracked cube's position 3, orientation 6 and its
+    # rotation from the goal 6 = 111
+    'hand-reorient': [('joint_pos_unit', 16, 3), ('joint_target_unit', 16, 3),
+                      ('tracked_cube_pos', 3, 1), ('tracked_cube_rot6', 6, 1),
+                      ('tracked_goal_rot6', 6, 1)],
 }
 # critic width: the quadrotor's = its policy's + physical_params 13; the quadruped's =
 # lin_vel 3 + one tick of each policy term (45) + physical_params 44 (friction, payload,
 # centre of mass 3, link-mass scale, Kp, Kd and strength of 12 joints, 2 delays), + an
 # 11 x 7 height scan on rough ground; the hand's = joint positions, targets and velocities
-# 3 x 16, the cube's position 3, quaternion 4, velocities 3 + 3 and rotation rate 1
-CRITIC_DIMS = {'quadrotor-hover': 49 + 13, 'quadrotor-track': 52 + 13, 'quadruped-flat': 92,
+# 3 x 16, the cube's position 3, quaternion 4, velocities 3 + 3 and rotation rate 1; the
+# reorientation's the same without the rate, with the rotation from the goal 6 and its angle 1
+CRITIC_DIMS = {'hand-reorient': 48 + 13 + 7, 'quadrotor-hover': 49 + 13,
+               'quadrotor-track': 52 + 13, 'quadruped-flat': 92,
                'quadruped-rough': 92 + 77, 'hand-rotate': 48 + 14}
-NUM_ACTIONS = {'quadrotor-hover': 4, 'quadrotor-track': 4, 'quadruped-flat': 12,
+NUM_ACTIONS = {'hand-reorient': 16, 'quadrotor-hover': 4, 'quadrotor-track': 4,
+               'quadruped-flat': 12,
                'quadruped-rough': 12, 'hand-rotate': 16}
 # the disturbance event play mode drops
 DISTURBANCE = {'quadrotor-hover': 'disturbance', 'quadrotor-track': 'disturbance',
                'quadruped-flat': 'push_base', 'quadruped-rough': 'push_base',
-               'hand-rotate': 'push_cube'}
+               'hand-rotate': 'push_cube', 'hand-reorient': 'push_cube'}
 ROBOT = {'quadrotor-hover': ('crazyflie21', 'thrust_body_rates'),
          'quadrotor-track': ('crazyflie21', 'thrust_body_rates'),
          'quadruped-flat': ('go2class', 'joint_position_offset'),
          'quadruped-rough': ('go2class', 'joint_position_offset'),
-         'hand-rotate': ('leapclass', 'joint_position_delta')}
+         'hand-rotate': ('leapclass', 'joint_position_delta'),
+         'hand-reorient': ('leapclass', 'joint_position_delta')}
 QUADRUPED_TASKS = ('quadruped-flat', 'quadruped-rough')
+HAND_TASKS = ('hand-rotate', 'hand-reorient')
 
 
 def _actions(steps, seed=0, size=4):
@@ -58,9 +68,10 @@ def _actions(steps, seed=0, size=4):
 def test_registry_lists_the_tasks():
     """task_names() is sorted and holds the hand, quadrotor and quadruped tasks; unknown names
     list them."""
-    assert task_names() == ['hand-rotate', 'quadrotor-hover', 'quadrotor-track',
-                            'quadruped-flat', 'quadruped-rough']
-    with pytest.raises(KeyError, match='registered tasks: hand-rotate, quadrotor-hover, '
+    assert task_names() == ['hand-reorient', 'hand-rotate', 'quadrotor-hover',
+                            'quadrotor-track', 'quadruped-flat', 'quadruped-rough']
+    with pytest.raises(KeyError, match='registered tasks: hand-reorient, hand-rotate, '
+                                       'quadrotor-hover, '
                                        'quadrotor-track, quadruped-flat, quadruped-rough'):
         get_task('quadrotor-flip')
 
@@ -99,7 +110,7 @@ def test_play_config_has_no_disturbance_or_noise(make_env, task):
         env.step(step_actions)
     second = env.reset(seed=5)['policy']
     torch.testing.assert_close(second, first, rtol=0, atol=0)
-    if task == 'hand-rotate':
+    if task in HAND_TASKS:
         # noise off: joint positions (3 ticks x 16) read within their ranges, [-1, 1] (the
         # encoder offsets of up to 0.03 rad can reach 0.03 past a range's end)
         assert first[:, :48].abs().max() <= 1.0 + 0.03
@@ -198,6 +209,10 @@ def test_config_serializes_to_plain_data(task):
         assert plain['rewards']['rotation']['func'] == (
             'sim2real.tasks.hand.mdp:rotation_rate_clipped')
         assert plain['events']['cube_friction']['params']['friction_range'] == [0.3, 1.5]
+    elif task == 'hand-reorient':
+        assert plain['rewards']['orientation']['func'] == (
+            'sim2real.tasks.hand.reorient_mdp:orientation_inverse')
+        assert plain['scene']['params']['tracker_refresh_ticks'] == [1, 4]
     else:
         assert plain['rewards']['track_lin_vel_xy']['func'] == (
             'sim2real.tasks.quadruped.mdp:track_lin_vel_xy_exp')
