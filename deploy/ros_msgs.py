@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import PointStamped, Twist
+from geometry_msgs.msg import PointStamped, PoseStamped, Twist
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray
@@ -128,6 +128,28 @@ def joint_state_to_values(msg: JointState) -> tuple[dict, float]:
     return {'names': list(msg.name), 'pos_rad': np.asarray(msg.position, dtype=np.float64),
             'vel_rad_s': np.asarray(msg.velocity, dtype=np.float64)}, stamp_to_s(
         msg.header.stamp)
+
+
+def pose_stamped_to_values(msg: PoseStamped) -> tuple[dict[str, np.ndarray], float]:
+    """pos_m [m] and quat_wxyz of a tracked pose (in its header's frame); stamp [s]."""
+    return ({'pos_m': _xyz(msg.pose.position),
+             'quat_wxyz': quat_msg_to_wxyz(msg.pose.orientation)},
+            stamp_to_s(msg.header.stamp))
+
+
+def pose_orientation_to_values(msg: PoseStamped) -> tuple[dict[str, np.ndarray], float]:
+    """quat_wxyz of a PoseStamped whose position does not matter (a goal); stamp [s]."""
+    return {'quat_wxyz': quat_msg_to_wxyz(msg.pose.orientation)}, stamp_to_s(msg.header.stamp)
+
+
+def make_pose_stamped(pos_m, quat_wxyz, stamp_s: float, frame_id: str) -> PoseStamped:
+    """geometry_msgs/PoseStamped of a position [m] and orientation in frame_id."""
+    msg = PoseStamped()
+    msg.header.stamp = s_to_stamp(stamp_s)
+    msg.header.frame_id = frame_id
+    _set_xyz(msg.pose.position, pos_m)
+    set_quat_msg(msg.pose.orientation, quat_wxyz)
+    return msg
 
 
 def twist_to_velocity_command(msg: Twist) -> dict[str, np.ndarray]:

@@ -18,6 +18,11 @@ It behaves like the Dynamixel bus behind a forward position controller:
   ``command_timeout_s`` without one switches to damping (kp 0, kd ``damping_kd``; event
   'watchdog'); a new target ends it.
 
+- the cube's tracked pose (``cube_pose``, each call one tracker frame, at the bridge's
+  cube_pose_rate_hz): the training's tracker model (``sim2real.sim.pose_tracker``) with the
+  pose ``tracker_latency_frames`` frames old and Gaussian position and rotation noise; the
+  bridge stamps it when published, as a camera pipeline that stamps its output does.
+
 Ground truth is the cube: its pose and velocity, for the HIL monitor's rotation and drop
 figures.
 """
@@ -33,6 +38,7 @@ from sim2real import terms
 from sim2real.deploy.bridge.joint_driver import DrivenJoints, JointDriver
 from sim2real.sim.in_hand import in_hand_model
 from sim2real.sim.joint_actuator import JointActuator, JointActuatorCfg
+from sim2real.sim.pose_tracker import PoseTracker
 
 SERVO_ORDER = tuple(f'{f}_{j}' for f in ('if', 'mf', 'rf') for j in ('abd', 'mcp', 'pip', 'dip')
                     ) + ('th_cmc', 'th_axl', 'th_mcp', 'th_ipl')
@@ -47,8 +53,11 @@ class HandSim(DrivenJoints):
 
     def __init__(self, urdf_path: str | Path, physics_rate_hz: float = 200.0,
                  kp_nm_per_rad: float | tuple = 3.0, kd_nm_s_per_rad: float | tuple = 0.1,
-                 damping_kd: float = 0.1, command_timeout_s: float = 0.2):
-        """Model at physics_rate_hz with the driver's gains (contract joint order)."""
+                 damping_kd: float = 0.1, command_timeout_s: float = 0.2,
+                 tracker_latency_frames: int = 0, tracker_pos_noise_m: float = 0.0,
+                 tracker_rot_noise_rad: float = 0.0, seed: int = 0):
+        """Model at physics_rate_hz with the driver's gains (contract joint order); the cube
+        tracker's latency [frames] and noise deviations [m, rad]; the noise's seed."""
         self.dt_s = 1.0 / physics_rate_hz
         self.model, self.info = in_hand_model(urdf_path, self.dt_s)
         self.data = mujoco.MjData(self.model)
@@ -59,6 +68,10 @@ class HandSim(DrivenJoints):
             len(info.joint_names), xp=np, dtype=np.float64)
         self.driver = JointDriver(actuator, damping_kd, command_timeout_s)
         self.published_order = np.array([info.joint_names.index(j) for j in SERVO_ORDER])
+        self.tracker = PoseTracker(1, tracker_latency_frames, np, np.float64)
+        self.tracker.configure(np.arange(1), 1, tracker_latency_frames, tracker_pos_noise_m,
+                               tracker_rot_noise_rad)
+        self._rng = np.random.default_rng(seed)
         self.reset()
 
     def reset(self, now_s: float | None = None) -> None:
@@ -70,6 +83,8 @@ class HandSim(DrivenJoints):
         for _ in range(round(SETTLE_S / self.dt_s)):
             self._physics()
         self.driver.reset(q0, now_s)
+        truth = self.ground_truth()
+        self.tracker.reset(np.arange(1), truth['pos_w'][None], truth['quat_wxyz'][None])
 
     def joint_states(self) -> dict[str, np.ndarray]:
         """pos_rad, vel_rad_s, effort_nm (the latest motor torque) in SERVO_ORDER."""
@@ -77,6 +92,15 @@ class HandSim(DrivenJoints):
         return {'pos_rad': self.data.qpos[self.info.qpos_adr][order],
                 'vel_rad_s': self.data.qvel[self.info.qvel_adr][order],
                 'effort_nm': self.driver.actuator.torque_nm[0, order].copy()}
+
+    def cube_pose(self) -> dict[str, np.ndarray]:
+        """One tracker frame: pos_m [m; world, the hand's root frame] and quat_wxyz of the
+        cube as tracked now (latency_frames old, noisy)."""
+        truth = self.ground_truth()
+        self.tracker.update(truth['pos_w'][None], truth['quat_wxyz'][None],
+                            self._rng.standard_normal((1, 3)), self._rng.standard_normal((1, 3)))
+        return {'pos_m': self.tracker.pos_m[0].copy(),
+                'quat_wxyz': self.tracker.quat_wxyz[0].copy()}
 
     def ground_truth(self) -> dict[str, np.ndarray]:
         """The cube: pos_w [m], quat_wxyz, lin_vel_b [m/s; cube frame], ang_vel_b [rad/s];

@@ -1,5 +1,5 @@
 """Node parameters of the hand's policy node (config/hand.yaml, section policy_node): the
-joint chain's and the fingertip guard's."""
+joint chain's, the fingertip guard's and the object tracker's."""
 
 from __future__ import annotations
 
@@ -22,5 +22,20 @@ class FingertipGuardParams:
 
 
 @dataclass
-class HandParams(FingertipGuardParams, JointParams):
+class ObjectTrackerParams:
+    """The held object's tracked pose and its goal orientation, read only by policies whose
+    contract observes them (hand-reorient); a proprioceptive policy subscribes to neither."""
+
+    object_pose_topic: str = 'cube_pose'
+    """Tracked object pose (geometry_msgs/PoseStamped) [m; the hand's root frame]."""
+    object_pose_timeout_s: float = 0.3
+    """A tracked pose older than this latches the fallback [s] (training refreshes it at
+    least every 4 ticks with up to 2 ticks of latency: 0.3 s at 20 Hz)."""
+    goal_topic: str = 'cube_goal'
+    """Goal orientation of the object (geometry_msgs/PoseStamped; its position is unused);
+    the identity until the first goal arrives."""
+
+
+@dataclass
+class HandParams(ObjectTrackerParams, FingertipGuardParams, JointParams):
     """Parameters of the hand's policy node (JointParams' fields first)."""

@@ -1,21 +1,30 @@
 """The hand's ROS I/O in the policy node: joint states in (matched by name), position targets
-out to the forward position controller, and the fingertip guard's figures on /diagnostics."""
+out to the forward position controller, the fingertip guard's figures on /diagnostics, and
+for a policy that observes the cube its tracked pose and goal (geometry_msgs/PoseStamped)."""
 
 from __future__ import annotations
 
 import numpy as np
+from geometry_msgs.msg import PoseStamped
 
-from sim2real.deploy.robots.hand.runtime import FingertipGuardPart
+from sim2real.deploy import ros_msgs
+from sim2real.deploy.robots.hand.runtime import FingertipGuardPart, ObjectTrackerPart
 from sim2real.deploy.ros_io import JointTargetsIo
 
 
 class HandIo(JointTargetsIo):
-    """Joint states in; position targets out."""
+    """Joint states (and the tracked cube and its goal) in; position targets out."""
 
     def __init__(self, node, params):
-        """Subscribe the joint chain's topics; keep the fingertip guard for diagnostics."""
+        """Subscribe the joint chain's topics, the tracker's and the goal's when the policy
+        observes the cube; keep the fingertip guard for diagnostics."""
         super().__init__(node, params)
         self.guard = node.runtime.profile.part(FingertipGuardPart)
+        if node.runtime.profile.part(ObjectTrackerPart).active:
+            node.subscribe_sensor(PoseStamped, params.object_pose_topic,
+                                  ros_msgs.pose_stamped_to_values, 'object_pose')
+            node.subscribe_sensor(PoseStamped, params.goal_topic,
+                                  ros_msgs.pose_orientation_to_values, 'goal', sensor_qos=False)
 
     def diagnostics(self) -> dict[str, float]:
         """The smallest distance between two fingertip pads since the node was armed [m]

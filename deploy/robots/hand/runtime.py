@@ -1,6 +1,7 @@
 """The hand's runtime entry: the generic joint chain (its delta integrator, joint limits,
 target slew cap, torque limit through the PD model, stale and NaN joint states, hold
-fallback) plus the fingertip guard."""
+fallback) plus the fingertip guard and, for policies that observe the cube, its tracked
+pose and goal (the observation terms hand-reorient trained with)."""
 
 from __future__ import annotations
 
@@ -8,16 +9,18 @@ from functools import partial
 
 import numpy as np
 
+from sim2real import terms
 from sim2real.assets import resolve_urdf
 from sim2real.contract import Contract, ContractError
 from sim2real.deploy.robots.hand.params import HandParams
 from sim2real.deploy.runtime.integrators import JOINT_POSITION_KINDS
 from sim2real.deploy.runtime.joints import check_joint_params, JointProfile
 from sim2real.deploy.runtime.legged_kinematics import LeggedKinematics
+from sim2real.deploy.runtime.observations import register_term
 from sim2real.deploy.runtime.params import ParamError
 from sim2real.deploy.runtime.parts import PartBase
 from sim2real.deploy.runtime.profile import RobotRuntime
-from sim2real.deploy.runtime.sensors import SensorStore
+from sim2real.deploy.runtime.sensors import quat_norm, SensorStore, Watchdog
 
 
 class FingertipGuardPart(PartBase):
@@ -79,7 +82,62 @@ class FingertipGuardPart(PartBase):
         return self.check(q) if np.all(np.isfinite(q)) else ''
 
 
-PARTS = (FingertipGuardPart,)
+def _goal_rotation(inputs: dict) -> np.ndarray:
+    """The rotation from the goal to the tracked object, q_object q_goal^-1, (4,)."""
+    return terms.quat_mul(inputs['tracked_object_quat_wxyz'],
+                          terms.quat_conjugate(inputs['goal_quat_wxyz']))
+
+
+TRACKER_TERMS = {
+    'tracked_cube_pos': (lambda s: s['tracked_object_pos_rel_m'], 3),
+    'tracked_cube_rot6': (lambda s: terms.rotmat_6d(s['tracked_object_quat_wxyz']), 6),
+    'tracked_goal_rot6': (lambda s: terms.rotmat_6d(_goal_rotation(s)), 6),
+}
+"""Observation terms of the tracked object (tasks/hand/reorient_mdp.py computes them in
+training from the same sim2real.terms functions): name -> (function of the inputs, size)."""
+for _name, (_func, _size) in TRACKER_TERMS.items():
+    register_term(_name, _func, _size)
+
+
+class ObjectTrackerPart(PartBase):
+    """The tracked pose of the held object and its goal, when the contract observes them:
+    the 'object_pose' stream (stale after object_pose_timeout_s: the fallback latches) and
+    the 'goal' stream (the identity orientation until the first goal)."""
+
+    def __init__(self, contract: Contract, params: HandParams):
+        """Active when a contract term reads the tracker; the object's rest position from
+        robot_params.object_rest_pos_m."""
+        self.active = any(t.name in TRACKER_TERMS for t in contract.observations)
+        """Whether the policy observes the object (the node subscribes to its streams)."""
+        self.rest_pos_m = np.zeros(3)
+        if self.active:
+            rest = contract.robot_params.get('object_rest_pos_m')
+            if not (isinstance(rest, list) and len(rest) == 3):
+                raise ContractError('robot_params.object_rest_pos_m: required by the tracked '
+                                    f'object terms, 3 values [m], got {rest!r}')
+            if not params.object_pose_timeout_s > 0.0:
+                raise ParamError('parameter "object_pose_timeout_s": must be > 0 for a policy '
+                                 f'that observes the object, got {params.object_pose_timeout_s}')
+            self.rest_pos_m = np.asarray(rest, dtype=np.float64)
+        self.shapes = {'object_pose': {'pos_m': (3,), 'quat_wxyz': (4,)},
+                       'goal': {'quat_wxyz': (4,)}}
+        self.watchdogs = [Watchdog('object_pose',
+                                   params.object_pose_timeout_s if self.active else 0.0,
+                                   'object_pose_timeout_s', params.object_pose_topic)]
+
+    def observation_inputs(self, store: SensorStore, now_s: float) -> dict:
+        """tracked_object_pos_rel_m [m], tracked_object_quat_wxyz and goal_quat_wxyz (unit;
+        the object at rest and the identity before their first samples)."""
+        identity = np.array([1.0, 0.0, 0.0, 0.0])
+        pos = store.value('object_pose', 'pos_m')
+        quat = store.value('object_pose', 'quat_wxyz')
+        goal = store.value('goal', 'quat_wxyz')
+        return {'tracked_object_pos_rel_m': np.zeros(3) if pos is None else pos - self.rest_pos_m,
+                'tracked_object_quat_wxyz': identity if quat is None else quat / quat_norm(quat),
+                'goal_quat_wxyz': identity if goal is None else goal / quat_norm(goal)}
+
+
+PARTS = (FingertipGuardPart, ObjectTrackerPart)
 """What the hand composes onto the joint chain, in latch order."""
 
 RUNTIME = RobotRuntime(

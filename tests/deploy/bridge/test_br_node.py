@@ -29,6 +29,7 @@ from sim2real.deploy import ros_msgs
 
 RATES_HZ = {'odom': 200.0, 'imu': 500.0}
 QUADRUPED_PARAMS = Path(__file__).resolve().parents[3] / 'config' / 'quadruped.yaml'
+HAND_PARAMS = QUADRUPED_PARAMS.parent / 'hand.yaml'
 
 
 @pytest.fixture
@@ -214,3 +215,25 @@ def test_quadruped_bridge_publishes_joint_states_and_imu_at_500_hz(domain_env, t
                 assert_sampled_at(entries, 500.0, topic)
             assert len(log['joint_states'][-1][1].name) == 12
             assert len(set(m.header.stamp.nanosec for _, m in log['imu'][-50:])) == 50
+
+
+def test_hand_bridge_publishes_the_tracked_cube_at_15_hz(domain_env, tmp_path):
+    """config/hand.yaml's bridge: the cube's PoseStamped at the tracker's 15 Hz by its stamps,
+    in the 'mount' frame, a unit quaternion, within 2 cm of where the cube rests (5 mm of
+    noise per axis), beside the 100 Hz joint states."""
+    from geometry_msgs.msg import PoseStamped
+    from sim2real.sim.in_hand import in_hand_model
+    rest_m = in_hand_model(Path(HAND_PARAMS).parents[1] / 'urdf' / 'hand.urdf',
+                           0.005)[1].object_spawn_pos_m
+    with running_bridge(tmp_path / 'sim_bridge.log', ['--params-file', str(HAND_PARAMS)]):
+        with listening(domain_env, {'cube_pose': PoseStamped, 'joint_states': JointState}) as (
+                _, executor, log):
+            received = received_over_2_s(executor, log, log)
+            assert_sampled_at(received['cube_pose'], 15.0, 'cube_pose')
+            assert_sampled_at(received['joint_states'], 100.0, 'joint_states')
+            for _, msg in received['cube_pose']:
+                assert msg.header.frame_id == 'mount'
+                quat = ros_msgs.quat_msg_to_wxyz(msg.pose.orientation)
+                assert np.linalg.norm(quat) == pytest.approx(1.0, abs=1e-9)
+                pos = np.array([msg.pose.position.x, msg.pose.position.y, msg.pose.position.z])
+                assert np.linalg.norm(pos - rest_m) < 0.02
