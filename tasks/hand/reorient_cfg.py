@@ -13,9 +13,10 @@ action and randomization, with these choices:
 - an episode ends at a drop, after 8 s without a goal (DeXtreme's reset time; a truncation),
   at 50 goals (Isaac Lab) or after 50 s (Playground's 1000 steps at 20 Hz).
 
-The delta integrator moves a target up to 1/12 rad per step (1.7 rad/s), twice hand-rotate's
-(a reorientation turns the cube about any axis; Playground's 0.5 rad per step is 10 rad/s,
-hand.md section 4.1 asks for well below).
+The delta integrator is hand-rotate's, 1/24 rad per step (0.83 rad/s; HORA's and LEAP's,
+validated on the real hand), so one parameter file (config/hand.yaml, slew cap 1 rad/s)
+deploys both tasks. Playground's reorientation moves 0.5 rad per step (10 rad/s); hand.md
+section 4.1 asks for well below.
 """
 
 from __future__ import annotations
@@ -27,14 +28,12 @@ from sim2real.mdp.cfg import (
 from sim2real.mdp.joint_actions import JointPositionDeltaAction
 from sim2real.tasks.hand import mdp, reorient_mdp as rmdp
 from sim2real.tasks.hand.cfg import (
-    critic_terms, DROP_DISTANCE_M, KD_NM_S_PER_RAD, KP_NM_PER_RAD, policy_terms,
+    critic_terms, DELTA_RAD, DROP_DISTANCE_M, KD_NM_S_PER_RAD, KP_NM_PER_RAD, policy_terms,
     randomization_box, randomization_events)
 from sim2real.tasks.hand.goal import CubeGoal, draw_first_goal
 from sim2real.tasks.hand.metrics import ReorientMetrics
 from sim2real.tasks.hand.tracking import TrackedCubeScene
 
-DELTA_RAD = 1.0 / 12.0
-"""Target change per control step at |a| = 1 [rad] (1.7 rad/s at 20 Hz)."""
 SUCCESS_TOLERANCE_RAD = 0.1
 """A goal is reached within this angle (simulation; 0.4 rad on real hands) [rad]."""
 GOAL_TIMEOUT_S = 8.0
