@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -21,14 +22,21 @@ FAULTS = {'drop', 'delay', 'frozen_joint_states', 'nan_joint_states', 'latency_s
 
 
 @pytest.fixture(scope='module')
-def plumbing(tmp_path_factory):
-    """A 1-iteration, 16-env hand-rotate policy through every fault (config/hand.yaml)."""
+def smoke_run(tmp_path_factory):
+    """The run folder of a 1-iteration, 16-env hand-rotate policy, exported (policy.onnx)."""
     run = tmp_path_factory.mktemp('hsmoke')
     for args in (['train', 'hand-rotate', '--run-dir', str(run), '--num-envs', '16',
                   '--max-iterations', '1', '--no-progress'], ['export', str(run)]):
         out = subprocess.run([sys.executable, '-m', 'sim2real.cli.main', *args],
                              capture_output=True, text=True, timeout=240, cwd=ROOT)
         assert out.returncode == 0, out.stderr[-3000:]
+    return run
+
+
+@pytest.fixture(scope='module')
+def plumbing(smoke_run):
+    """The smoke policy through every fault (config/hand.yaml)."""
+    run = smoke_run
     code = ('import json, sys; from sim2real.hil.runner import run_hil; '
             'print(json.dumps(run_hil("hand", sys.argv[1], duration_s=2.0, '
             'params_file=sys.argv[2], log_dir=sys.argv[3], '
@@ -64,3 +72,64 @@ def test_the_node_keeps_20_hz_and_reports_the_cube(plumbing):
     assert isinstance(plumbing['dropped'], bool)
     assert plumbing['cube_distance_max_m'] >= 0.0
     assert plumbing['fingertip_distance_min_m'] > 0.02
+
+
+@pytest.mark.slow
+def test_the_node_publishes_the_servo_current_limits(smoke_run):
+    """current_limit_topic set: while armed, every tick also publishes 16 current limits of
+    0.29 N m / 0.52 N m/A = 0.558 A (contract order); disarmed, none."""
+    import rclpy
+    from rclpy.context import Context
+    from rclpy.executors import SingleThreadedExecutor
+    from std_msgs.msg import Float64MultiArray
+    from std_srvs.srv import SetBool
+    from sim2real.hil.processes import (
+        node_command, NodeProcess, private_domain_id, ros_environment)
+
+    domain = private_domain_id(seed=7)
+    env = ros_environment(domain)
+    procs = [NodeProcess('sim_bridge', node_command('sim2real.deploy.sim_bridge', CONFIG, {}),
+                         env, smoke_run / 'bridge.log'),
+             NodeProcess('policy_node', node_command('sim2real.deploy.policy_node', CONFIG, {
+                 'policy_file': str(smoke_run / 'policy.onnx'),
+                 'current_limit_topic': 'current_limits'}), env, smoke_run / 'node.log')]
+    context = Context()
+    rclpy.init(context=context, domain_id=domain)
+    try:
+        node = rclpy.create_node('current_listener', context=context)
+        executor = SingleThreadedExecutor(context=context)
+        executor.add_node(node)
+        got = []
+        node.create_subscription(Float64MultiArray, 'current_limits',
+                                 lambda m: got.append(list(m.data)), 50)
+        client = node.create_client(SetBool, '/policy_node/enable')
+
+        def call(on: bool):
+            future = client.call_async(SetBool.Request(data=on))
+            executor.spin_until_future_complete(future, timeout_sec=5.0)
+            return future.result()
+        deadline = time.monotonic() + 60.0
+        answer = None
+        while time.monotonic() < deadline and not (answer and answer.success):
+            if client.wait_for_service(timeout_sec=1.0):
+                answer = call(True)
+            executor.spin_once(timeout_sec=0.2)
+        assert answer and answer.success, (procs[1].tail(), answer)
+        end = time.monotonic() + 3.0
+        while time.monotonic() < end and len(got) < 10:
+            executor.spin_once(timeout_sec=0.05)
+        assert len(got) >= 10, procs[1].tail()
+        assert all(len(m) == 16 for m in got)
+        assert got[-1] == pytest.approx([0.29 / 0.52] * 16)
+        assert call(False).success
+        for _ in range(10):   # what was in flight
+            executor.spin_once(timeout_sec=0.05)
+        seen = len(got)
+        end = time.monotonic() + 0.5
+        while time.monotonic() < end:
+            executor.spin_once(timeout_sec=0.05)
+        assert len(got) == seen
+    finally:
+        rclpy.try_shutdown(context=context)
+        for proc in procs:
+            proc.stop()

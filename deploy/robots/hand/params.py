@@ -37,5 +37,18 @@ class ObjectTrackerParams:
 
 
 @dataclass
-class HandParams(ObjectTrackerParams, FingertipGuardParams, JointParams):
+class CurrentLimitParams:
+    """The servos' current limit, published beside the targets for a driver that sets it
+    (Dynamixel Goal Current, register 102 on the X series)."""
+
+    current_limit_topic: str = ''
+    """Per-joint current limits [A] (std_msgs/Float64MultiArray, contract order) with each
+    target message; '' publishes none (the servos keep their configured limit)."""
+    torque_constant_nm_per_a: float = 0.52
+    """Torque per ampere of the servos: the limit is torque_limit_nm / this [N m/A] (XC330:
+    stall 0.93 N m at 1.8 A, linear; derived in urdf/README.md, not measured)."""
+
+
+@dataclass
+class HandParams(CurrentLimitParams, ObjectTrackerParams, FingertipGuardParams, JointParams):
     """Parameters of the hand's policy node (JointParams' fields first)."""

@@ -140,9 +140,18 @@ class ObjectTrackerPart(PartBase):
 PARTS = (FingertipGuardPart, ObjectTrackerPart)
 """What the hand composes onto the joint chain, in latch order."""
 
+
+def check_hand_params(contract: Contract, params: HandParams, model=None) -> None:
+    """The joint chain's checks; a positive servo torque constant."""
+    check_joint_params(contract, params, model)
+    if not params.torque_constant_nm_per_a > 0.0:
+        raise ParamError('parameter "torque_constant_nm_per_a": must be > 0 N m/A, got '
+                         f'{params.torque_constant_nm_per_a}')
+
+
 RUNTIME = RobotRuntime(
     params_cls=HandParams,
     make_profile=partial(JointProfile, parts=PARTS),
-    check_params=check_joint_params,
+    check_params=check_hand_params,
     command_interfaces={'joint_position': JOINT_POSITION_KINDS},
 )

@@ -146,3 +146,14 @@ def test_bridge_tracker_frames_are_late_and_noisy():
         frame, truth = exact.cube_pose(), exact.ground_truth()
         np.testing.assert_array_equal(frame['pos_m'], truth['pos_w'])
         np.testing.assert_array_equal(frame['quat_wxyz'], truth['quat_wxyz'])
+
+
+def test_a_torque_constant_of_zero_is_refused(make_env):
+    """The hand's parameter check refuses torque_constant_nm_per_a 0 naming it, and passes
+    config/hand.yaml's 0.52."""
+    contract = contract_from_env(make_env('hand-rotate', num_envs=1, play=True))
+    params = load_params(CONFIG, overrides={'policy_file': 'x.onnx'})
+    RUNTIME.check_params(contract, params)
+    params.torque_constant_nm_per_a = 0.0
+    with pytest.raises(ParamError, match='torque_constant_nm_per_a'):
+        RUNTIME.check_params(contract, params)
