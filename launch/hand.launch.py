@@ -10,6 +10,10 @@ with `ros2 service call /policy_node/enable std_srvs/srv/SetBool "{data: true}"`
 seeds its target integrator with the measured joints, blends in over soft_start_s, then the
 policy turns the cube.
 
+A policy that observes the cube (hand-reorient) also needs its tracked pose on `cube_pose`
+and goal orientations on `cube_goal` (geometry_msgs/PoseStamped, the mount frame); set
+`current_limit_topic` in config/hand.yaml for a driver that writes the servos' current limit.
+
 A thin include of policy.launch.py with robot:=hand.
 """
 
