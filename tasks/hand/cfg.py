@@ -166,7 +166,12 @@ def hand_rotate_cfg(play: bool = False, action: str | None = None) -> EnvCfg:
         episode_length_s=20.0,   # [HORA], [LEAP]
     )
     if play:
-        cfg.events.pop('push_cube')
-        cfg.observations['policy'].add_noise = False
-        cfg.action.params['noise_std'] = 0.0
+        without_disturbance(cfg)
     return cfg
+
+
+def without_disturbance(cfg: EnvCfg) -> None:
+    """Play mode of a hand task: no cube pushes, no observation or actuation noise."""
+    cfg.events.pop('push_cube')
+    cfg.observations['policy'].add_noise = False
+    cfg.action.params['noise_std'] = 0.0

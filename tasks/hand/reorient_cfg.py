@@ -29,7 +29,7 @@ from sim2real.mdp.joint_actions import JointPositionDeltaAction
 from sim2real.tasks.hand import mdp, reorient_mdp as rmdp
 from sim2real.tasks.hand.cfg import (
     critic_terms, DELTA_RAD, DROP_DISTANCE_M, KD_NM_S_PER_RAD, KP_NM_PER_RAD, policy_terms,
-    randomization_box, randomization_events)
+    randomization_box, randomization_events, without_disturbance)
 from sim2real.tasks.hand.goal import CubeGoal, draw_first_goal
 from sim2real.tasks.hand.metrics import ReorientMetrics
 from sim2real.tasks.hand.tracking import TrackedCubeScene
@@ -140,9 +140,7 @@ def hand_reorient_cfg(play: bool = False, action: str | None = None) -> EnvCfg:
         episode_length_s=50.0,
     )
     if play:
-        cfg.events.pop('push_cube')
-        cfg.observations['policy'].add_noise = False
-        cfg.action.params['noise_std'] = 0.0
+        without_disturbance(cfg)
         cfg.scene.params['tracker_pos_noise_m'] = 0.0
         cfg.scene.params['tracker_rot_noise_rad'] = 0.0
     return cfg

@@ -23,7 +23,7 @@ from std_msgs.msg import Float64MultiArray
 from sim2real import terms
 from sim2real.deploy import ros_msgs
 from sim2real.hil import joint_runs
-from sim2real.hil.monitor import HilMonitor
+from sim2real.hil.monitor import HilError, HilMonitor
 from sim2real.hil.robot import RobotHil
 from sim2real.hil.scenarios import FaultCase, Scenario
 from sim2real.hil.verdicts import NominalBound
@@ -58,13 +58,26 @@ def scenario(node: dict, bridge: dict, **overrides) -> Scenario:
     return Scenario(node=node, bridge=bridge, **values)
 
 
-def launch(mon: HilMonitor) -> float:
-    """Disarm, reset the bridge (the cube on the palm), arm; the steady time of the enable."""
+def launch(mon: HilMonitor, timeout_s: float = 0.5) -> float:
+    """Disarm, reset the bridge (the cube on the palm), arm; the steady time of the enable.
+
+    The servo bus holds each joint state 5-15 ms, so the last samples of a fault (NaN, or a
+    stale stream) can reach the node just after the bridge reset and refuse the next arm,
+    as they should; an enable refused for such a sensor problem is retried until timeout_s
+    (the node's next tick takes the problem).
+    """
     mon.enable(False)
     mon.reset_bridge()
-    t_enable = time.monotonic()
-    mon.enable(True)
-    return t_enable
+    deadline = time.monotonic() + timeout_s
+    while True:
+        t_enable = time.monotonic()
+        try:
+            mon.enable(True)
+            return t_enable
+        except HilError as exc:
+            if not any(k in str(exc) for k in ('nan:', 'stale:')) or t_enable > deadline:
+                raise
+            time.sleep(0.05)
 
 
 def _cube(mon: HilMonitor, t0_s: float, t1_s: float):
