@@ -137,9 +137,10 @@ def pose_stamped_to_values(msg: PoseStamped) -> tuple[dict[str, np.ndarray], flo
             stamp_to_s(msg.header.stamp))
 
 
-def pose_orientation_to_values(msg: PoseStamped) -> tuple[dict[str, np.ndarray], float]:
-    """quat_wxyz of a PoseStamped whose position does not matter (a goal); stamp [s]."""
-    return {'quat_wxyz': quat_msg_to_wxyz(msg.pose.orientation)}, stamp_to_s(msg.header.stamp)
+def pose_orientation_to_values(msg: PoseStamped) -> dict[str, np.ndarray]:
+    """quat_wxyz of an operator's PoseStamped whose position does not matter (a goal; its
+    stamp is not used: operators often leave it zero)."""
+    return {'quat_wxyz': quat_msg_to_wxyz(msg.pose.orientation)}
 
 
 def make_pose_stamped(pos_m, quat_wxyz, stamp_s: float, frame_id: str) -> PoseStamped:

@@ -9,6 +9,7 @@ start, the same latch path as turning): each must end safe (the hold fallback, o
 bus's watchdog) within 2 control ticks with zero limit violations.
 """
 
+import contextlib
 import json
 from pathlib import Path
 import subprocess
@@ -27,16 +28,7 @@ FAULTS = {'drop', 'delay', 'frozen_joint_states', 'nan_joint_states', 'latency_s
 def smoke_run(tmp_path_factory):
     """The run folder of a 1-iteration, 16-env hand-rotate policy with its last actor layer
     zeroed (it holds the grasp), exported (policy.onnx)."""
-    run = tmp_path_factory.mktemp('hsmoke')
-    for args in (['train', 'hand-rotate', '--run-dir', str(run), '--num-envs', '16',
-                  '--max-iterations', '1', '--no-progress'], 'hold', ['export', str(run)]):
-        if args == 'hold':
-            _zero_last_actor_layer(max((run / 'checkpoints').glob('model_*.pt')))
-            continue
-        out = subprocess.run([sys.executable, '-m', 'sim2real.cli.main', *args],
-                             capture_output=True, text=True, timeout=240, cwd=ROOT)
-        assert out.returncode == 0, out.stderr[-3000:]
-    return run
+    return _trained_holding_policy(tmp_path_factory, 'hand-rotate')
 
 
 def _zero_last_actor_layer(checkpoint: Path) -> None:
@@ -92,54 +84,98 @@ def test_the_node_keeps_20_hz_and_reports_the_cube(plumbing):
     assert plumbing['fingertip_distance_min_m'] > 0.02
 
 
-@pytest.mark.slow
-def test_the_node_publishes_the_servo_current_limits(smoke_run):
-    """current_limit_topic set: while armed, every tick also publishes 16 current limits of
-    0.29 N m / 0.52 N m/A = 0.558 A (contract order); disarmed, none."""
+def _trained_holding_policy(tmp_path_factory, task: str) -> Path:
+    """A 1-iteration, 16-env run of task with its last actor layer zeroed, exported."""
+    run = tmp_path_factory.mktemp(task)
+    for args in (['train', task, '--run-dir', str(run), '--num-envs', '16',
+                  '--max-iterations', '1', '--no-progress'], 'hold', ['export', str(run)]):
+        if args == 'hold':
+            _zero_last_actor_layer(max((run / 'checkpoints').glob('model_*.pt')))
+            continue
+        out = subprocess.run([sys.executable, '-m', 'sim2real.cli.main', *args],
+                             capture_output=True, text=True, timeout=240, cwd=ROOT)
+        assert out.returncode == 0, out.stderr[-3000:]
+    return run
+
+
+@contextlib.contextmanager
+def hand_nodes(run: Path, seed: int, node_overrides: dict):
+    """sim_bridge and policy_node (config/hand.yaml, run's policy.onnx) on a private domain,
+    and a listener node there: (node, executor, call_enable(on), set_bridge_faults(text))."""
     import rclpy
+    from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+    from rcl_interfaces.srv import SetParameters
     from rclpy.context import Context
     from rclpy.executors import SingleThreadedExecutor
-    from std_msgs.msg import Float64MultiArray
     from std_srvs.srv import SetBool
     from sim2real.hil.processes import (
         node_command, NodeProcess, private_domain_id, ros_environment)
 
-    domain = private_domain_id(seed=7)
+    domain = private_domain_id(seed=seed)
     env = ros_environment(domain)
     procs = [NodeProcess('sim_bridge', node_command('sim2real.deploy.sim_bridge', CONFIG, {}),
-                         env, smoke_run / 'bridge.log'),
+                         env, run / 'bridge.log'),
              NodeProcess('policy_node', node_command('sim2real.deploy.policy_node', CONFIG, {
-                 'policy_file': str(smoke_run / 'policy.onnx'),
-                 'current_limit_topic': 'current_limits'}), env, smoke_run / 'node.log')]
+                 'policy_file': str(run / 'policy.onnx'), **node_overrides}),
+                 env, run / 'node.log')]
     context = Context()
     rclpy.init(context=context, domain_id=domain)
     try:
-        node = rclpy.create_node('current_listener', context=context)
+        node = rclpy.create_node('hand_listener', context=context)
         executor = SingleThreadedExecutor(context=context)
         executor.add_node(node)
+        enable = node.create_client(SetBool, '/policy_node/enable')
+        params = node.create_client(SetParameters, '/sim_bridge/set_parameters')
+
+        def call(client, request):
+            assert client.wait_for_service(timeout_sec=30.0), procs[1].tail()
+            future = client.call_async(request)
+            executor.spin_until_future_complete(future, timeout_sec=5.0)
+            return future.result()
+
+        def call_enable(on: bool):
+            return call(enable, SetBool.Request(data=on))
+
+        def set_bridge_faults(text: str):
+            value = ParameterValue(type=ParameterType.PARAMETER_STRING, string_value=text)
+            return call(params, SetParameters.Request(
+                parameters=[Parameter(name='active_faults', value=value)])).results[0]
+        yield node, executor, call_enable, set_bridge_faults
+    finally:
+        rclpy.try_shutdown(context=context)
+        for proc in procs:
+            proc.stop()
+
+
+def arm(executor, call_enable, deadline_s: float = 60.0):
+    """Enable until the node accepts (DDS discovery first); the last answer."""
+    deadline = time.monotonic() + deadline_s
+    answer = call_enable(True)
+    while not answer.success and time.monotonic() < deadline:
+        executor.spin_once(timeout_sec=0.2)
+        answer = call_enable(True)
+    return answer
+
+
+@pytest.mark.slow
+def test_the_node_publishes_the_servo_current_limits(smoke_run):
+    """current_limit_topic set: while armed, every tick also publishes 16 current limits of
+    0.29 N m / 0.52 N m/A = 0.558 A (contract order); disarmed, none."""
+    from std_msgs.msg import Float64MultiArray
+    with hand_nodes(smoke_run, 7, {'current_limit_topic': 'current_limits'}) as (
+            node, executor, call_enable, _):
         got = []
         node.create_subscription(Float64MultiArray, 'current_limits',
                                  lambda m: got.append(list(m.data)), 50)
-        client = node.create_client(SetBool, '/policy_node/enable')
-
-        def call(on: bool):
-            future = client.call_async(SetBool.Request(data=on))
-            executor.spin_until_future_complete(future, timeout_sec=5.0)
-            return future.result()
-        deadline = time.monotonic() + 60.0
-        answer = None
-        while time.monotonic() < deadline and not (answer and answer.success):
-            if client.wait_for_service(timeout_sec=1.0):
-                answer = call(True)
-            executor.spin_once(timeout_sec=0.2)
-        assert answer and answer.success, (procs[1].tail(), answer)
+        answer = arm(executor, call_enable)
+        assert answer.success, answer.message
         end = time.monotonic() + 3.0
         while time.monotonic() < end and len(got) < 10:
             executor.spin_once(timeout_sec=0.05)
-        assert len(got) >= 10, procs[1].tail()
+        assert len(got) >= 10
         assert all(len(m) == 16 for m in got)
         assert got[-1] == pytest.approx([0.29 / 0.52] * 16)
-        assert call(False).success
+        assert call_enable(False).success
         for _ in range(10):   # what was in flight
             executor.spin_once(timeout_sec=0.05)
         seen = len(got)
@@ -147,7 +183,42 @@ def test_the_node_publishes_the_servo_current_limits(smoke_run):
         while time.monotonic() < end:
             executor.spin_once(timeout_sec=0.05)
         assert len(got) == seen
-    finally:
-        rclpy.try_shutdown(context=context)
-        for proc in procs:
-            proc.stop()
+
+
+@pytest.fixture(scope='module')
+def reorient_run(tmp_path_factory):
+    """A holding hand-reorient policy: it observes the tracked cube and its goal."""
+    return _trained_holding_policy(tmp_path_factory, 'hand-reorient')
+
+
+@pytest.mark.slow
+def test_a_cube_observing_policy_reads_the_tracker_and_latches_when_it_freezes(reorient_run):
+    """A hand-reorient policy arms on the bridge's tracked cube (without the 15 Hz cube_pose
+    it would refuse: stale:object_pose), runs with a goal published on cube_goal, and a
+    frozen tracker latches the hold fallback 'stale:object_pose' within the 0.3 s timeout
+    plus 2 ticks of the freeze."""
+    from geometry_msgs.msg import PoseStamped
+    from std_msgs.msg import String
+    with hand_nodes(reorient_run, 11, {}) as (node, executor, call_enable, set_faults):
+        states = []
+        node.create_subscription(String, '/policy_node/state',
+                                 lambda m: states.append((time.monotonic(), m.data)), 50)
+        goals = node.create_publisher(PoseStamped, 'cube_goal', 10)
+        answer = arm(executor, call_enable)
+        assert answer.success, answer.message
+        goal = PoseStamped()
+        goal.pose.orientation.w, goal.pose.orientation.x = 0.0, 1.0   # half a turn about x
+        goals.publish(goal)
+        end = time.monotonic() + 1.5
+        while time.monotonic() < end:
+            executor.spin_once(timeout_sec=0.05)
+        assert states and not any('fallback' in s for _, s in states), states[-3:]
+        t_freeze = time.monotonic()
+        assert set_faults('frozen_cube_pose').successful
+        end = time.monotonic() + 2.0
+        while time.monotonic() < end and not any('object_pose' in s for _, s in states):
+            executor.spin_once(timeout_sec=0.02)
+        latched = [(t, s) for t, s in states if 'object_pose' in s]
+        assert latched, states[-3:]
+        assert latched[0][1] == 'fallback:stale:object_pose'
+        assert latched[0][0] - t_freeze < 0.3 + 2 * 0.05 + 0.15   # + the service round trip

@@ -32,8 +32,8 @@ class HandIo(JointTargetsIo):
         if node.runtime.profile.part(ObjectTrackerPart).active:
             node.subscribe_sensor(PoseStamped, params.object_pose_topic,
                                   ros_msgs.pose_stamped_to_values, 'object_pose')
-            node.subscribe_sensor(PoseStamped, params.goal_topic,
-                                  ros_msgs.pose_orientation_to_values, 'goal', sensor_qos=False)
+            node.subscribe_command(PoseStamped, params.goal_topic,
+                                   ros_msgs.pose_orientation_to_values, 'goal')
 
     def publish(self, command: np.ndarray, state: str) -> None:
         """Targets as the joint chain publishes them; with each, the current limits."""
