@@ -1,0 +1,1 @@
+"""Interoperability with other training stacks (Isaac Lab's rsl_rl runs)."""
