@@ -35,6 +35,7 @@ LAYERS = {
     'sim2real.robustness': 'app',
     'sim2real.robustness_design': 'app',
     'sim2real.robustness_report': 'app',
+    'sim2real.interop': 'interop',
     'sim2real.deploy.runtime': 'deploy.runtime',
     'sim2real.deploy.robots': 'deploy.runtime',
     'sim2real.deploy.ros_io': 'deploy',
@@ -61,16 +62,18 @@ ALLOWED = {
     'rl': ('base', 'sim'),
     'export': ('base', 'mdp', 'rl'),
     'app': ('base', 'sim', 'mdp', 'tasks', 'rl', 'export'),
+    'interop': ('base', 'sim', 'mdp', 'tasks', 'rl', 'export', 'app'),
     'deploy.runtime': ('base',),
     'deploy.bridge': ('base', 'sim', 'deploy.runtime'),
     'deploy': ('base', 'deploy.runtime', 'deploy.bridge'),
     'hil': ('base', 'deploy.runtime', 'deploy.bridge', 'deploy'),
-    'cli': ('base', 'sim', 'mdp', 'tasks', 'rl', 'export', 'app', 'deploy.runtime',
-            'deploy.bridge', 'deploy', 'hil'),
+    'cli': ('base', 'sim', 'mdp', 'tasks', 'rl', 'export', 'app', 'interop',
+            'deploy.runtime', 'deploy.bridge', 'deploy', 'hil'),
 }
 """Layer -> the layers it may import besides its own. Training (sim, mdp, tasks, rl, export,
-app) and deployment (deploy.runtime, deploy.bridge, deploy ROS shells, hil) share only the
-base; `tasks` and `rl` do not know each other (training defaults are `algo_cfg` data)."""
+app; interop reads other stacks' runs into it) and deployment (deploy.runtime,
+deploy.bridge, deploy ROS shells, hil) share only the base; `tasks` and `rl` do not know
+each other (training defaults are `algo_cfg` data)."""
 
 
 def modules() -> dict[str, Path]:
