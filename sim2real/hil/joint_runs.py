@@ -14,9 +14,25 @@ from typing import Callable
 import numpy as np
 
 from sim2real.hil import metrics
-from sim2real.hil.monitor import HilMonitor
+from sim2real.hil.monitor import HilError, HilMonitor
 from sim2real.hil.scenarios import (
     condition_time, FaultCase, is_number, judged_window, Scenario, watchdog_trip_s)
+
+
+def arm(mon: HilMonitor, transient: tuple[str, ...], timeout_s: float) -> float:
+    """Enable the node; an enable refused for a reason containing one of transient (a stream
+    DDS discovery still holds back, the last samples of the previous scenario's fault) is
+    retried every 50 ms until timeout_s. The steady time of the accepted enable [s]."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        t_enable = time.monotonic()
+        try:
+            mon.enable(True)
+            return t_enable
+        except HilError as exc:
+            if not any(k in str(exc) for k in transient) or t_enable > deadline:
+                raise
+            time.sleep(0.05)
 
 
 def limits_in_contract_order(node: dict, joint_names) -> tuple[np.ndarray, np.ndarray]:

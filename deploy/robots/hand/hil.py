@@ -23,7 +23,7 @@ from std_msgs.msg import Float64MultiArray
 from sim2real import terms
 from sim2real.deploy import ros_msgs
 from sim2real.hil import joint_runs
-from sim2real.hil.monitor import HilError, HilMonitor
+from sim2real.hil.monitor import HilMonitor
 from sim2real.hil.robot import RobotHil
 from sim2real.hil.scenarios import FaultCase, Scenario
 from sim2real.hil.verdicts import NominalBound
@@ -68,16 +68,7 @@ def launch(mon: HilMonitor, timeout_s: float = 0.5) -> float:
     """
     mon.enable(False)
     mon.reset_bridge()
-    deadline = time.monotonic() + timeout_s
-    while True:
-        t_enable = time.monotonic()
-        try:
-            mon.enable(True)
-            return t_enable
-        except HilError as exc:
-            if not any(k in str(exc) for k in ('nan:', 'stale:')) or t_enable > deadline:
-                raise
-            time.sleep(0.05)
+    return joint_runs.arm(mon, ('nan:', 'stale:'), timeout_s)
 
 
 def _cube(mon: HilMonitor, t0_s: float, t1_s: float):

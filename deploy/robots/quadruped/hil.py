@@ -27,7 +27,7 @@ from std_msgs.msg import Float64MultiArray
 from sim2real import terms
 from sim2real.deploy import ros_msgs
 from sim2real.hil import joint_runs, metrics
-from sim2real.hil.monitor import HilError, HilMonitor
+from sim2real.hil.monitor import HilMonitor
 from sim2real.hil.robot import RobotHil
 from sim2real.hil.scenarios import FaultCase, Scenario
 from sim2real.hil.verdicts import NominalBound
@@ -75,16 +75,8 @@ def launch(mon: HilMonitor, timeout_s: float = 2.0) -> float:
     mon.enable(False)
     mon.reset_bridge()
     mon.start_cmd_vel(*COMMAND_M_S)
-    deadline = time.monotonic() + timeout_s
-    while True:   # right after start-up DDS discovery may still hold back cmd_vel
-        t_enable = time.monotonic()
-        try:
-            mon.enable(True)
-            return t_enable
-        except HilError as exc:
-            if 'stale' not in str(exc) or t_enable > deadline:
-                raise
-            time.sleep(0.05)
+    # right after start-up DDS discovery may still hold back cmd_vel
+    return joint_runs.arm(mon, ('stale',), timeout_s)
 
 
 def lin_vel_heading_xy(quat_wxyz, lin_vel_b) -> np.ndarray:
