@@ -192,3 +192,9 @@ def rotmat_6d(quat_wxyz):
     xp = array_namespace(quat_wxyz)
     rot = quat_to_rotmat(quat_wxyz)
     return xp.concat([rot[..., :, 0], rot[..., :, 1]], axis=-1)
+
+
+def relative_rot6(quat_wxyz, reference_wxyz):
+    """The rotation from reference to quat, q r^-1, as rotmat_6d (..., 6): the identity's
+    (1, 0, 0, 0, 1, 0) when they agree (a goal-relative orientation)."""
+    return rotmat_6d(quat_mul(quat_wxyz, quat_conjugate(reference_wxyz)))

@@ -30,7 +30,7 @@ PUSH_INTERVAL_S = 0.05
 """The cube pushes' event period: every control step, as HORA draws them [s]."""
 
 
-def policy_terms() -> dict[str, ObsTermCfg]:
+def _policy_terms() -> dict[str, ObsTermCfg]:
     """3 ticks x (16 joint positions + 16 previous targets), both in [-1, 1]: 96 inputs."""
     return {
         # joint reading noise: 0.02 rad [HORA] on a range of about 2.5 rad is ~0.016 in the
@@ -42,7 +42,7 @@ def policy_terms() -> dict[str, ObsTermCfg]:
     }
 
 
-def critic_terms() -> dict[str, ObsTermCfg]:
+def _critic_terms() -> dict[str, ObsTermCfg]:
     """The policy's inputs now, plus what the hand cannot sense: joint velocities, the cube's
     pose and motion relative to the palm (the HORA privileged fields, [PG]'s critic)."""
     return {
@@ -72,7 +72,7 @@ def _rewards() -> dict[str, RewardTermCfg]:
     }
 
 
-def randomization_events() -> dict[str, EventTermCfg]:
+def _events() -> dict[str, EventTermCfg]:
     """The randomization suite, with its sources (hand.md 4.1's start ranges)."""
     return {
         # edge x 0.95-1.1: 6.65-7.7 cm, holding [PG]'s 7 cm and [LEAP]'s 7.5 cm cubes ([DX]
@@ -135,7 +135,7 @@ def hand_rotate_cfg(play: bool = False, action: str | None = None) -> EnvCfg:
     """Rotate the cube about the palm normal (counter-clockwise seen from above); the only
     action interface is the delta-on-target integrator (action None or its kind)."""
     if action not in (None, JointPositionDeltaAction.kind):
-        raise ValueError(f'hand-rotate has one action interface, '
+        raise ValueError(f'the hand tasks have one action interface, '
                          f'"{JointPositionDeltaAction.kind}"; got "{action}"')
     cfg = EnvCfg(
         task='hand-rotate',
@@ -147,8 +147,8 @@ def hand_rotate_cfg(play: bool = False, action: str | None = None) -> EnvCfg:
         action=TermClassCfg(JointPositionDeltaAction, {
             'scale': DELTA_RAD, 'clip': 1.0, 'delay_ticks': (0, 1), 'noise_std': 0.1}),
         observations={
-            'policy': ObsGroupCfg(policy_terms(), delay_ticks=(0, 1)),
-            'critic': ObsGroupCfg(critic_terms(), add_noise=False),
+            'policy': ObsGroupCfg(_policy_terms(), delay_ticks=(0, 1)),
+            'critic': ObsGroupCfg(_critic_terms(), add_noise=False),
         },
         rewards=_rewards(),
         terminations={
@@ -156,7 +156,7 @@ def hand_rotate_cfg(play: bool = False, action: str | None = None) -> EnvCfg:
             'cube_dropped': TerminationTermCfg(mdp.cube_dropped,
                                                {'max_distance_m': DROP_DISTANCE_M}),
         },
-        events=randomization_events(),
+        events=_events(),
         metrics=TermClassCfg(RotationMetrics, {'min_rotation_rad_per_10s': 4.0}),
         randomization=randomization_box(),
         # 200 Hz physics, 20 Hz control [PG, HORA: 20 Hz]; 5 ms, not Playground's 10 ms: see
@@ -166,12 +166,7 @@ def hand_rotate_cfg(play: bool = False, action: str | None = None) -> EnvCfg:
         episode_length_s=20.0,   # [HORA], [LEAP]
     )
     if play:
-        without_disturbance(cfg)
+        cfg.events.pop('push_cube')
+        cfg.observations['policy'].add_noise = False
+        cfg.action.params['noise_std'] = 0.0
     return cfg
-
-
-def without_disturbance(cfg: EnvCfg) -> None:
-    """Play mode of a hand task: no cube pushes, no observation or actuation noise."""
-    cfg.events.pop('push_cube')
-    cfg.observations['policy'].add_noise = False
-    cfg.action.params['noise_std'] = 0.0

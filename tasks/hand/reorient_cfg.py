@@ -23,13 +23,10 @@ from __future__ import annotations
 
 from sim2real.mdp import episode_terms
 from sim2real.mdp.cfg import (
-    EnvCfg, EventTermCfg, ObsGroupCfg, ObsTermCfg, RandomParamCfg, RewardTermCfg, TermClassCfg,
+    EnvCfg, EventTermCfg, ObsTermCfg, RandomParamCfg, RewardTermCfg, TermClassCfg,
     TerminationTermCfg)
-from sim2real.mdp.joint_actions import JointPositionDeltaAction
 from sim2real.tasks.hand import mdp, reorient_mdp as rmdp
-from sim2real.tasks.hand.cfg import (
-    critic_terms, DELTA_RAD, DROP_DISTANCE_M, KD_NM_S_PER_RAD, KP_NM_PER_RAD, policy_terms,
-    randomization_box, randomization_events, without_disturbance)
+from sim2real.tasks.hand.cfg import hand_rotate_cfg, randomization_box
 from sim2real.tasks.hand.goal import CubeGoal, draw_first_goal
 from sim2real.tasks.hand.metrics import ReorientMetrics
 from sim2real.tasks.hand.tracking import TrackedCubeScene
@@ -47,23 +44,14 @@ TRACKER_ROT_NOISE_RAD = 0.05
 Playground adds N(0, 0.1) to the quaternion's components)."""
 
 
-def _reorient_policy_terms() -> dict[str, ObsTermCfg]:
-    """hand-rotate's 96 proprioceptive inputs, then the tracked cube position (3), orientation
-    (6) and its rotation from the goal (6): 111 inputs."""
+def _tracker_terms() -> dict[str, ObsTermCfg]:
+    """The policy's view of the cube: tracked position (3), orientation (6) and its rotation
+    from the goal (6), after hand-rotate's 96 proprioceptive inputs: 111."""
     return {
-        **policy_terms(),
         'tracked_cube_pos': ObsTermCfg(rmdp.tracked_cube_pos, scale=10.0),
         'tracked_cube_rot6': ObsTermCfg(rmdp.tracked_cube_rot6),
         'tracked_goal_rot6': ObsTermCfg(rmdp.tracked_goal_rot6),
     }
-
-
-def _reorient_critic_terms() -> dict[str, ObsTermCfg]:
-    """hand-rotate's critic, plus the exact rotation from the goal and its angle."""
-    critic = critic_terms()
-    critic.pop('cube_rotation_rate')
-    return {**critic, 'goal_rot6': ObsTermCfg(rmdp.goal_rot6),
-            'goal_error': ObsTermCfg(rmdp.goal_error)}
 
 
 def _reorient_rewards() -> dict[str, RewardTermCfg]:
@@ -77,14 +65,6 @@ def _reorient_rewards() -> dict[str, RewardTermCfg]:
         'work': RewardTermCfg(mdp.work_l2, -0.1),
         'drop': RewardTermCfg(episode_terms.is_terminated, -200.0),
     }
-
-
-def _reorient_events() -> dict[str, EventTermCfg]:
-    """hand-rotate's randomization; the cube relabelled by a symmetry, then the first goal."""
-    events = randomization_events()
-    events['relabel_cube'] = EventTermCfg(rmdp.relabel_cube, 'reset')
-    events['first_goal'] = EventTermCfg(draw_first_goal, 'reset', {'command': 'goal'})
-    return events
 
 
 def reorient_randomization_box() -> dict[str, RandomParamCfg]:
@@ -101,46 +81,32 @@ def reorient_randomization_box() -> dict[str, RandomParamCfg]:
 
 
 def hand_reorient_cfg(play: bool = False, action: str | None = None) -> EnvCfg:
-    """Turn the cube to random goal orientations; the only action interface is the
-    delta-on-target integrator (action None or its kind)."""
-    if action not in (None, JointPositionDeltaAction.kind):
-        raise ValueError(f'hand-reorient has one action interface, '
-                         f'"{JointPositionDeltaAction.kind}"; got "{action}"')
-    cfg = EnvCfg(
-        task='hand-reorient',
-        robot='hand',
-        scene=TermClassCfg(TrackedCubeScene, {
-            'urdf': 'hand', 'kp_nm_per_rad': KP_NM_PER_RAD, 'kd_nm_s_per_rad': KD_NM_S_PER_RAD,
-            'tracker_refresh_ticks': (1, 4), 'tracker_latency_ticks': (0, 2),
-            'tracker_pos_noise_m': TRACKER_POS_NOISE_M,
-            'tracker_rot_noise_rad': TRACKER_ROT_NOISE_RAD}),
-        action=TermClassCfg(JointPositionDeltaAction, {
-            'scale': DELTA_RAD, 'clip': 1.0, 'delay_ticks': (0, 1), 'noise_std': 0.1}),
-        observations={
-            'policy': ObsGroupCfg(_reorient_policy_terms(), delay_ticks=(0, 1)),
-            'critic': ObsGroupCfg(_reorient_critic_terms(), add_noise=False),
-        },
-        rewards=_reorient_rewards(),
-        terminations={
-            'time_out': TerminationTermCfg(mdp.time_out, time_out=True),
-            'goal_timeout': TerminationTermCfg(rmdp.goal_timeout,
-                                               {'timeout_s': GOAL_TIMEOUT_S}, time_out=True),
-            'max_successes': TerminationTermCfg(rmdp.max_successes,
-                                                {'count': MAX_SUCCESSES}, time_out=True),
-            'cube_dropped': TerminationTermCfg(mdp.cube_dropped,
-                                               {'max_distance_m': DROP_DISTANCE_M}),
-        },
-        events=_reorient_events(),
-        commands={'goal': TermClassCfg(CubeGoal, {
-            'success_tolerance_rad': SUCCESS_TOLERANCE_RAD})},
-        metrics=TermClassCfg(ReorientMetrics, {'command': 'goal', 'min_goals_per_minute': 7.5}),
-        randomization=reorient_randomization_box(),
-        physics_dt_s=0.005,
-        decimation=10,
-        episode_length_s=50.0,
-    )
-    if play:
-        without_disturbance(cfg)
-        cfg.scene.params['tracker_pos_noise_m'] = 0.0
-        cfg.scene.params['tracker_rot_noise_rad'] = 0.0
+    """Turn the cube to random goal orientations: hand-rotate's hand, integrator, rates,
+    randomization and play mode, with the tracked cube, the goal and their terms."""
+    cfg = hand_rotate_cfg(play, action)
+    cfg.task = 'hand-reorient'
+    cfg.scene = TermClassCfg(TrackedCubeScene, {
+        **cfg.scene.params, 'tracker_refresh_ticks': (1, 4), 'tracker_latency_ticks': (0, 2),
+        'tracker_pos_noise_m': 0.0 if play else TRACKER_POS_NOISE_M,
+        'tracker_rot_noise_rad': 0.0 if play else TRACKER_ROT_NOISE_RAD})
+    cfg.observations['policy'].terms.update(_tracker_terms())
+    critic = cfg.observations['critic'].terms
+    critic.pop('cube_rotation_rate')
+    critic.update({'goal_rot6': ObsTermCfg(rmdp.goal_rot6),
+                   'goal_error': ObsTermCfg(rmdp.goal_error)})
+    cfg.rewards = _reorient_rewards()
+    cfg.terminations.update({
+        'goal_timeout': TerminationTermCfg(rmdp.goal_timeout, {'timeout_s': GOAL_TIMEOUT_S},
+                                           time_out=True),
+        'max_successes': TerminationTermCfg(rmdp.max_successes, {'count': MAX_SUCCESSES},
+                                            time_out=True)})
+    # after reset_grasp places the cube: relabel it, then draw the first goal from it
+    cfg.events['relabel_cube'] = EventTermCfg(rmdp.relabel_cube, 'reset')
+    cfg.events['first_goal'] = EventTermCfg(draw_first_goal, 'reset', {'command': 'goal'})
+    cfg.commands = {'goal': TermClassCfg(CubeGoal, {
+        'success_tolerance_rad': SUCCESS_TOLERANCE_RAD})}
+    cfg.metrics = TermClassCfg(ReorientMetrics, {'command': 'goal',
+                                                 'min_goals_per_minute': 7.5})
+    cfg.randomization = reorient_randomization_box()
+    cfg.episode_length_s = 50.0
     return cfg

@@ -46,16 +46,13 @@ def tracked_cube_rot6(env) -> torch.Tensor:
 def tracked_goal_rot6(env, command: str = 'goal') -> torch.Tensor:
     """The rotation from the goal to the tracked cube, q_cube q_goal^-1, as two rotation
     columns, (N, 6): the identity's (1, 0, 0, 0, 1, 0) at the goal."""
-    rel = terms.quat_mul(env.scene.tracker.quat_wxyz,
-                         terms.quat_conjugate(env.command(command).quat_w))
-    return terms.rotmat_6d(rel)
+    return terms.relative_rot6(env.scene.tracker.quat_wxyz, env.command(command).quat_w)
 
 
 # -- critic (exact) --------------------------------------------------------------------------
 def goal_rot6(env, command: str = 'goal') -> torch.Tensor:
     """As tracked_goal_rot6 from the exact cube orientation, (N, 6) (critic)."""
-    rel = terms.quat_mul(env.scene.cube_quat_w, terms.quat_conjugate(env.command(command).quat_w))
-    return terms.rotmat_6d(rel)
+    return terms.relative_rot6(env.scene.cube_quat_w, env.command(command).quat_w)
 
 
 def goal_error(env, command: str = 'goal') -> torch.Tensor:

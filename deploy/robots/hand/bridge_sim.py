@@ -83,8 +83,7 @@ class HandSim(DrivenJoints):
         for _ in range(round(SETTLE_S / self.dt_s)):
             self._physics()
         self.driver.reset(q0, now_s)
-        truth = self.ground_truth()
-        self.tracker.reset(np.arange(1), truth['pos_w'][None], truth['quat_wxyz'][None])
+        self.tracker.reset(np.arange(1), *self._cube_pose_w())
 
     def joint_states(self) -> dict[str, np.ndarray]:
         """pos_rad, vel_rad_s, effort_nm (the latest motor torque) in SERVO_ORDER."""
@@ -96,11 +95,15 @@ class HandSim(DrivenJoints):
     def cube_pose(self) -> dict[str, np.ndarray]:
         """One tracker frame: pos_m [m; world, the hand's root frame] and quat_wxyz of the
         cube as tracked now (latency_frames old, noisy)."""
-        truth = self.ground_truth()
-        self.tracker.update(truth['pos_w'][None], truth['quat_wxyz'][None],
-                            self._rng.standard_normal((1, 3)), self._rng.standard_normal((1, 3)))
+        self.tracker.update(*self._cube_pose_w(), self._rng.standard_normal((1, 3)),
+                            self._rng.standard_normal((1, 3)))
         return {'pos_m': self.tracker.pos_m[0].copy(),
                 'quat_wxyz': self.tracker.quat_wxyz[0].copy()}
+
+    def _cube_pose_w(self) -> tuple[np.ndarray, np.ndarray]:
+        """The cube's exact position [m] and quaternion, (1, 3) and (1, 4) copies."""
+        p = self.info.object_qpos_adr
+        return self.data.qpos[None, p:p + 3].copy(), self.data.qpos[None, p + 3:p + 7].copy()
 
     def ground_truth(self) -> dict[str, np.ndarray]:
         """The cube: pos_w [m], quat_wxyz, lin_vel_b [m/s; cube frame], ang_vel_b [rad/s];

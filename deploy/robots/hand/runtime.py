@@ -82,16 +82,11 @@ class FingertipGuardPart(PartBase):
         return self.check(q) if np.all(np.isfinite(q)) else ''
 
 
-def _goal_rotation(inputs: dict) -> np.ndarray:
-    """The rotation from the goal to the tracked object, q_object q_goal^-1, (4,)."""
-    return terms.quat_mul(inputs['tracked_object_quat_wxyz'],
-                          terms.quat_conjugate(inputs['goal_quat_wxyz']))
-
-
 TRACKER_TERMS = {
     'tracked_cube_pos': (lambda s: s['tracked_object_pos_rel_m'], 3),
     'tracked_cube_rot6': (lambda s: terms.rotmat_6d(s['tracked_object_quat_wxyz']), 6),
-    'tracked_goal_rot6': (lambda s: terms.rotmat_6d(_goal_rotation(s)), 6),
+    'tracked_goal_rot6': (lambda s: terms.relative_rot6(s['tracked_object_quat_wxyz'],
+                                                        s['goal_quat_wxyz']), 6),
 }
 """Observation terms of the tracked object (tasks/hand/reorient_mdp.py computes them in
 training from the same sim2real.terms functions): name -> (function of the inputs, size)."""
