@@ -5,6 +5,7 @@ goal orientations seen through a pose tracker (hand-reorient)."""
 def register_tasks() -> None:
     """Register hand-rotate and hand-reorient."""
     from sim2real.algo_cfg import PolicyCfg, PPOCfg, TrainCfg
+    from sim2real.mdp.joint_actions import JointPositionDeltaAction
     from sim2real.tasks.hand.cfg import hand_rotate_cfg
     from sim2real.tasks.hand.reorient_cfg import hand_reorient_cfg
     from sim2real.tasks.registry import register, TaskSpec
@@ -29,15 +30,17 @@ def register_tasks() -> None:
                    learning_rate=5e-4, entropy_coef=0.0, desired_kl=0.02, gamma=0.99,
                    lam=0.95),
         learn_threads=2, act_threads=2)
+    actions = (JointPositionDeltaAction.kind,)   # the delta-on-target integrator alone
     register(TaskSpec('hand-rotate', hand_rotate_cfg,
                       'LEAP-class hand: rotate a 7 cm cube about the palm normal, '
-                      'proprioception only', train, acceptance()))
+                      'proprioception only', train, acceptance(), actions=actions))
     # the same learner; Playground trains its reorientation for 100-200 M steps at 8192 envs
     # on a GPU (hand.md 1a), so on 2 CPU cores this is a smoke run: a shipped policy needs a
     # GPU (README)
     register(TaskSpec('hand-reorient', hand_reorient_cfg,
                       'LEAP-class hand: turn a 7 cm cube to random goal orientations seen '
-                      'through a pose tracker', train, reorient_acceptance()))
+                      'through a pose tracker', train, reorient_acceptance(),
+                      actions=actions))
 
 
 def acceptance() -> dict:

@@ -20,6 +20,7 @@ from sim2real.sim.bodies import float32_copy
 from sim2real.sim.in_hand import in_hand_model
 from sim2real.sim.joint_actuator import JointActuator, JointActuatorCfg
 from sim2real.sim.state import Stateful
+from sim2real.sim.video_view import VideoView
 from sim2real.urdf import parse_urdf
 
 
@@ -45,6 +46,9 @@ class HandScene(Stateful):
         self.backend = make_backend(model, n, env.cfg.backend, env.cfg.device,
                                     env.cfg.num_threads)
         self.robot_name = parse_urdf(self.urdf_path).get('name')
+        self.video_view = VideoView(info.object_name, distance_m=0.3, azimuth_deg=0.0,
+                                    elevation_deg=-75.0)
+        """Rollout videos film the cube from 30 cm above the palm, fingers up the frame."""
         self.joint_names = info.joint_names
         self.nominal_mass_kg = float(sum(model.body_mass[info.hand_body_ids]))
         self._qpos_adr = torch.as_tensor(info.qpos_adr)

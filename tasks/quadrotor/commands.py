@@ -39,6 +39,10 @@ class HoverTarget(Stateful):
     def update(self, dt_s: float) -> None:
         """A hover target does not move."""
 
+    def marker_pos_w(self) -> torch.Tensor:
+        """Where a rollout video draws the reference [m; world], (N, 3)."""
+        return self.pos_w
+
 
 class SmoothTrajectory(HoverTarget):
     """Sum of sinusoids per axis around a random centre: p(t) = c + sum A sin(2 pi f t + phi)."""

@@ -14,6 +14,7 @@ from sim2real.sim.backends import make_backend
 from sim2real.sim.mjcf import BASE_BODY, quadrotor_model
 from sim2real.sim.quadrotor import QuadrotorActuator
 from sim2real.sim.state import Stateful
+from sim2real.sim.video_view import VideoView
 
 GRAVITY_M_S2 = 9.81
 
@@ -39,6 +40,8 @@ class QuadrotorScene(Stateful):
                                     env.cfg.num_threads)
         body = model.body(BASE_BODY)
         self.robot_name = model.names.split(b'\0', 1)[0].decode() or urdf
+        self.video_view = VideoView(BASE_BODY, distance_m=0.6, elevation_deg=-20.0)
+        """Rollout videos follow the body from 60 cm; the target sphere shows where it goes."""
         self.nominal_mass_kg = float(body.mass[0])
         self.nominal_inertia_kg_m2 = body.inertia.copy()
         self.nominal_inertia_t = torch.as_tensor(self.nominal_inertia_kg_m2)

@@ -25,8 +25,10 @@ from sim2real.sim.bodies import float32_copy
 from sim2real.sim.backends import make_backend
 from sim2real.sim.joint_actuator import JointActuator, JointActuatorCfg
 from sim2real.sim.legged import legged_info, legged_spec, LEGS
+from sim2real.sim.mjcf import BASE_BODY
 from sim2real.sim.state import Stateful
 from sim2real.sim.terrain import generate, TerrainCfg
+from sim2real.sim.video_view import VideoView
 from sim2real.tasks.quadruped.terrain import floor_pos_w, GroundModel, hfield_args
 
 # bodies with a ground-contact sensor, in this order: feet, then the "undesired" ones
@@ -97,6 +99,8 @@ class QuadrupedScene(Stateful):
                                     env.cfg.num_threads)
         self._found = torch.zeros(n, len(FOOT_BODIES + BODY_CONTACTS), dtype=torch.bool)
         self.robot_name = model.names.split(b'\0', 1)[0].decode() or urdf
+        self.video_view = VideoView(BASE_BODY, distance_m=1.2, elevation_deg=-20.0)
+        """Rollout videos follow the base from 1.2 m."""
         self.joint_names = info.joint_names
         self.nominal_mass_kg = float(model.body_subtreemass[info.base_body_id])
         self._qpos_adr = _index(info.qpos_adr)

@@ -177,6 +177,8 @@ def test_contract_lists_policy_terms_in_order(make_env, task):
         1.0 / (env.cfg.physics_dt_s * env.cfg.decimation))
     assert contract.physics_rate_hz == pytest.approx(1.0 / env.cfg.physics_dt_s)
     assert contract.action.kind == kind and contract.action.size == NUM_ACTIONS[task]
+    # the registry lists the default interface first (`sim2real tasks`, `train --action`)
+    assert get_task(task).actions[0] == kind
     text = contract.to_json()   # robot_params tuples become lists, so compare as JSON
     assert Contract.from_json(text).to_json() == text
     if task not in QUADROTOR_TASKS:
