@@ -142,6 +142,14 @@ class LoadedPolicy:
             self.task, self.action = self.contract.task, self.contract.action.kind
             self.source = 'onnx'
 
+    def layout(self) -> list | None:
+        """An imported policy's observation layout (its contract's: the task's terms read its
+        own way, `sim2real import-isaaclab`); None for ours, judged against the task as it
+        is today."""
+        if self.contract is None or 'imported_from' not in self.contract.robot_params:
+            return None
+        return self.contract.observations
+
     def bind(self, env: RLEnv) -> Policy:
         """The callable for env, refusing an ONNX contract that does not match it."""
         if self._model is None:
@@ -158,7 +166,7 @@ def evaluate(policy_path: str | Path, episodes: int, seed: int = 12345,
     loaded = LoadedPolicy(policy_path)
     task = loaded.task
     env = build_env(task, seed, episodes, loaded.action, play=play, backend=backend,
-                    device=device, sets=loaded.env_sets)
+                    device=device, sets=loaded.env_sets, observations=loaded.layout())
     policy = loaded.bind(env)
     result = {'task': task, 'policy': str(loaded.path), 'source': loaded.source, 'seed': seed,
               'randomization': 'play' if play else 'full', 'backend': backend,

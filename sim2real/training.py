@@ -19,7 +19,8 @@ import yaml
 
 from sim2real.algo_cfg import ALGORITHMS, TrainCfg
 from sim2real.device import device_scope
-from sim2real.mdp.contract import contract_from_env
+from sim2real.contract import ObservationTermSpec
+from sim2real.mdp.contract import contract_from_env, set_policy_layout
 from sim2real.mdp.env import RLEnv
 from sim2real.mdp.ranges import bias_edges
 from sim2real.mdp.serialize import to_plain
@@ -89,15 +90,19 @@ def build_env(task: str, seed: int, num_envs: int, action: str | None = None,
               play: bool = False, num_threads: int = 0, backend: str = 'mujoco',
               device: str = 'cpu', edge_prob: float = 0.0,
               edge_per_env: bool = False, corner_prob: float = 0.0,
-              sets: Sequence[str] = ()) -> RLEnv:
+              sets: Sequence[str] = (),
+              observations: list[ObservationTermSpec] | None = None) -> RLEnv:
     """A batched env of a registered task on a simulation backend and device; edge_prob > 0
     draws each box parameter at a bound of its range that often (training only: evaluation
     draws the box uniformly), edge_per_env all of an env's values of it together,
     corner_prob > 0 puts that share of the envs at a corner of the box for an episode; sets:
     `env.path=value` overrides of the task, applied to the task's config first (so that the
     edge bias wraps an overridden range), those of the run's shape (env count, seed, ...)
-    last."""
+    last; observations: a contract's policy layout of the task's terms to observe instead
+    of the task's own (`set_policy_layout`)."""
     cfg = task_env_cfg(task, sets, action, play)
+    if observations is not None:
+        set_policy_layout(cfg, observations)
     if edge_prob > 0.0 or corner_prob > 0.0:
         bias_edges(cfg, edge_prob, edge_per_env)
     cfg.corner_prob = corner_prob

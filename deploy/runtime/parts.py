@@ -151,7 +151,9 @@ class LegOdometryParams:
 
 
 class LegOdometryPart(PartBase):
-    """Pinocchio leg odometry every tick when the contract names the feet; its speed latch."""
+    """Pinocchio leg odometry every tick when the contract names the feet; its speed latch,
+    and the base velocity a policy that observes lin_vel_b reads (an imported Isaac Lab
+    policy: our own quadruped policies do not observe it)."""
 
     def __init__(self, contract: Contract, params: LegOdometryParams):
         """Kinematics of the URDF in contract joint order (none without feet)."""
@@ -170,6 +172,17 @@ class LegOdometryPart(PartBase):
                 resolve_urdf(params.urdf_file), list(contract.joint_names), feet)
         except ValueError as exc:   # feet or joints the URDF does not have
             raise ContractError(f'robot_params.foot_names: {exc}') from exc
+        self.observes_velocity = any(t.name == 'lin_vel_b' for t in contract.observations)
+        if self.observes_velocity and self.odometry is None:
+            raise ContractError('observation lin_vel_b: estimated by leg odometry, which '
+                                'needs robot_params.foot_names')
+
+    def observation_inputs(self, store: SensorStore, now_s: float) -> dict:
+        """lin_vel_b [m/s; body frame]: the leg-odometry estimate (zero before the first),
+        when the contract observes it."""
+        if not self.observes_velocity:
+            return {}
+        return {'lin_vel_b': self.odometry.lin_vel_b.copy()}
 
     def latch_reason(self, store: SensorStore, now_s: float, profile) -> str:
         """'leg_odometry' when the filtered speed passes the limit (0: never)."""

@@ -60,6 +60,22 @@ def _cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_import_isaaclab(args: argparse.Namespace) -> int:
+    """Turn an Isaac Lab rsl_rl run into a policy.onnx of one of our tasks."""
+    from sim2real.interop.isaaclab_import import import_isaaclab_run
+    order = None if args.joint_order is None else [
+        name.strip() for name in args.joint_order.split(',') if name.strip()]
+    result = import_isaaclab_run(args.run_dir, task=args.task, out=args.out,
+                                 joint_order=order, urdf=args.urdf)
+    sys.stdout.write(json.dumps({
+        'onnx': str(result.path), 'task': result.contract.task,
+        'checkpoint': result.contract.robot_params['isaaclab_checkpoint'],
+        'observations': [t.name for t in result.contract.observations],
+        'isaaclab_joint_order': result.joint_order,
+        'max_abs_diff': result.max_abs_diff}) + '\n')
+    return 0
+
+
 def _cmd_eval(args: argparse.Namespace) -> int:
     """Evaluate a policy and print its metrics."""
     if args.video and 'MUJOCO_GL' not in os.environ and not os.environ.get('DISPLAY'):
@@ -209,6 +225,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--samples', type=int, default=1000, help='observations compared')
     p.add_argument('--tolerance', type=float, default=1e-5, help='max |onnx - torch|')
     p.set_defaults(func=_cmd_export)
+
+    p = sub.add_parser('import-isaaclab', help='turn an Isaac Lab rsl_rl run into a '
+                       'policy.onnx of our task with its contract')
+    p.add_argument('run_dir', metavar='RUN_DIR',
+                   help='Isaac Lab run directory (params/env.yaml, params/agent.yaml, '
+                        'model_<iteration>.pt; the newest is taken)')
+    p.add_argument('--task', default='quadruped-flat',
+                   help='our task of the same robot, whose contract the file gets')
+    p.add_argument('--out', default=None, help='ONNX path (default RUN_DIR/policy.onnx)')
+    p.add_argument('--joint-order', default=None, metavar='J1,J2,...',
+                   help="the run's articulation joint order (Isaac Lab: "
+                        "env.scene['robot'].joint_names); default: that of the URDF it "
+                        'spawned')
+    p.add_argument('--urdf', default=None,
+                   help='where the URDF the run spawned is now, if not at its recorded path')
+    p.set_defaults(func=_cmd_import_isaaclab)
 
     p = sub.add_parser('eval', help='evaluate a policy under full randomization')
     p.add_argument('policy', help='policy.onnx or a run directory')

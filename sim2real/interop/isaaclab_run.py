@@ -72,6 +72,8 @@ class ObsTerm:
     """(low, high) clip after scaling (None: none)."""
     history_length: int
     """Ticks stacked (0 or 1: the current one only)."""
+    noise_bounds: tuple[float, float] | None = None
+    """(n_min, n_max) of the additive uniform noise on the unscaled value (None: none)."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,8 @@ class IsaacLabRun:
     """Policy observation terms in order."""
     actor: dict
     """The actor network config (hidden_dims, activation, obs_normalization)."""
+    commands: dict[str, str]
+    """Command term name -> its class_type ('module:Class')."""
 
     @property
     def policy_rate_hz(self) -> float:
@@ -184,8 +188,25 @@ def _observations(env: dict, where: str) -> tuple[ObsTerm, ...]:
         out.append(ObsTerm(name, str(term['func']), dict(term.get('params') or {}),
                            None if scale is None else float(scale),
                            None if clip is None else (float(clip[0]), float(clip[1])),
-                           int(term.get('history_length') or 0)))
+                           int(term.get('history_length') or 0),
+                           _noise_bounds(term.get('noise'), f'{dotted}.noise', where)))
     return tuple(out)
+
+
+UNIFORM_NOISE = 'isaaclab.utils.noise.noise_model:uniform_noise'
+"""The one noise model read: additive uniform noise (Isaac Lab's Unoise)."""
+
+
+def _noise_bounds(noise, dotted: str, where: str) -> tuple[float, float] | None:
+    """(n_min, n_max) of an additive uniform noise config; None for no noise."""
+    if noise is None:
+        return None
+    if not isinstance(noise, dict) or noise.get('func') != UNIFORM_NOISE or \
+            noise.get('operation', 'add') != 'add':
+        raise IsaacLabRunError(f'{where}: {dotted} {noise!r}: only additive uniform noise '
+                               f'({UNIFORM_NOISE}) is read')
+    return (_number(noise.get('n_min'), f'{dotted}.n_min', where),
+            _number(noise.get('n_max'), f'{dotted}.n_max', where))
 
 
 def _group_gains(actuator: dict, dotted: str, key: str, where: str) -> dict[str, float]:
@@ -196,6 +217,13 @@ def _group_gains(actuator: dict, dotted: str, key: str, where: str) -> dict[str,
         return _per_joint(value, dotted, where)
     number = _number(value, dotted, where)
     return {pattern: number for pattern in actuator.get('joint_names_expr') or []}
+
+
+def _commands(env: dict) -> dict[str, str]:
+    """Command term name -> class_type of the env config's commands."""
+    commands = env.get('commands') or {}
+    return {str(name): str(term.get('class_type')) for name, term in commands.items()
+            if isinstance(term, dict)}
 
 
 def newest_checkpoint(run_dir: Path) -> Path:
@@ -232,7 +260,8 @@ def read_run(run_dir: str | Path) -> IsaacLabRun:
         default_joint_pos=_per_joint(_field(robot, 'init_state.joint_pos', where),
                                      'scene.robot.init_state.joint_pos', where),
         stiffness=stiffness, damping=damping, action_scale=scale, action_offset=offset,
-        use_default_offset=use_default, observations=_observations(env, where), actor=actor)
+        use_default_offset=use_default, observations=_observations(env, where), actor=actor,
+        commands=_commands(env))
 
 
 def resolve_joint_values(patterns: dict[str, float], joint_names: list[str],

@@ -8,9 +8,11 @@ for a robot without joints), ``default_joint_pos_rad`` (same order) and ``robot_
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 
-from sim2real.contract import Contract, ObservationTermSpec
+from sim2real.contract import Contract, ContractError, ObservationTermSpec
+from sim2real.mdp.cfg import EnvCfg
 from sim2real.mdp.ranges import bounds
 from sim2real.mdp.scene import Scene
 
@@ -48,3 +50,24 @@ def contract_from_env(env) -> Contract:
         action=env.action_term.spec(),
         robot_params=robot_params,
     )
+
+
+def set_policy_layout(cfg: EnvCfg, specs: list[ObservationTermSpec]) -> None:
+    """Make cfg's policy group the layout specs list (a policy from elsewhere, e.g. Isaac
+    Lab, reading the task's quantities in its own order, scales, clips, noise and history).
+
+    Each term is the task's own term of that name, from its policy group or else from its
+    critic group (there a privileged quantity: the true base velocity where the robot would
+    estimate it); ContractError naming a term the task does not compute."""
+    groups = cfg.observations
+    sources = {**groups['critic'].terms, **groups['policy'].terms} if 'critic' in groups \
+        else dict(groups['policy'].terms)
+    terms = {}
+    for spec in specs:
+        if spec.name not in sources:
+            raise ContractError(f'observation term "{spec.name}": task "{cfg.task}" does not '
+                                f'compute it (its terms: {", ".join(sorted(sources))})')
+        terms[spec.name] = dataclasses.replace(
+            sources[spec.name], scale=spec.scale, clip=spec.clip, noise_std=spec.noise_std,
+            history_length=spec.history_length)
+    groups['policy'].terms = terms
