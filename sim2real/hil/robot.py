@@ -22,6 +22,11 @@ def _nothing(mon) -> None:
     """No set-up or tear-down."""
 
 
+def _no_policy_faults(contract) -> tuple:
+    """No faults beyond those of every policy."""
+    return ()
+
+
 @dataclass(frozen=True)
 class RobotHil:
     """A robot's HIL scenarios and verdicts."""
@@ -49,6 +54,9 @@ class RobotHil:
     """start(monitor): before the nodes are awaited (e.g. the operator's cmd_vel)."""
     stop: Callable = _nothing
     """stop(monitor): after the last scenario."""
+    policy_faults: Callable = _no_policy_faults
+    """policy_faults(contract) -> further FaultCase of streams only some policies read (the
+    hand's cube tracker, for a policy that observes the cube)."""
 
 
 def hil_of(robot: str) -> RobotHil:

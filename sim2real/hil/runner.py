@@ -18,6 +18,7 @@ from sim2real.hil.monitor import HilError, HilMonitor
 from sim2real.hil.processes import (
     node_command, NodeProcess, private_domain_id, ros_environment)
 from sim2real.hil.robot import hil_of, RobotHil
+from sim2real.onnx_io import read_contract
 from sim2real.hil.verdicts import fault_verdict, hil_verdict, merge_floors, nominal_verdict
 from sim2real.verdict import as_dicts, Floor
 
@@ -42,9 +43,13 @@ def load_sections(path: Path) -> tuple[dict, dict]:
         raise HilError(f'{path}: needs policy_node and sim_bridge ros__parameters') from exc
 
 
-def select_faults(robot: str, spec: str, node: dict, bridge: dict) -> list:
-    """Fault cases from 'none', 'all' or a comma list; ValueError naming unknown ones."""
-    cases = hil_of(robot).faults(node, bridge)
+def select_faults(robot: str, spec: str, node: dict, bridge: dict, contract=None) -> list:
+    """Fault cases from 'none', 'all' or a comma list (those of every policy, and those of
+    the streams contract's policy reads); ValueError naming unknown ones."""
+    hil = hil_of(robot)
+    cases = dict(hil.faults(node, bridge))
+    if contract is not None:
+        cases.update({case.name: case for case in hil.policy_faults(contract)})
     if spec in ('', 'none'):
         return []
     if spec == 'all':
@@ -71,7 +76,7 @@ def run_hil(robot: str, policy: str | Path, duration_s: float = 10.0, faults: st
         raise FileNotFoundError(f'policy file {policy} does not exist')
     params = Path(params_file) if params_file else params_path(robot)
     node_cfg, bridge_cfg = load_sections(params)
-    cases = select_faults(robot, faults, node_cfg, bridge_cfg)
+    cases = select_faults(robot, faults, node_cfg, bridge_cfg, read_contract(policy))
     log_dir = Path(log_dir or tempfile.mkdtemp(prefix='sim2real-hil-'))
     log_dir.mkdir(parents=True, exist_ok=True)
     domain = private_domain_id()

@@ -222,3 +222,31 @@ def test_a_cube_observing_policy_reads_the_tracker_and_latches_when_it_freezes(r
         assert latched, states[-3:]
         assert latched[0][1] == 'fallback:stale:object_pose'
         assert latched[0][0] - t_freeze < 0.3 + 2 * 0.05 + 0.15   # + the service round trip
+
+
+@pytest.mark.slow
+def test_a_cube_observing_policys_faults_include_the_tracker(reorient_run, smoke_run):
+    """`hil hand --faults all` of a hand-reorient policy adds the tracker's faults: a frozen
+    cube_pose latches the hold fallback within 2 ticks of its 0.3 s timeout, a NaN pose
+    within 2 ticks of its arrival, without limit violations. A hand-rotate policy, which
+    reads no tracker, has no such faults."""
+    from sim2real.hil.runner import load_sections, select_faults
+    from sim2real.onnx_io import read_contract
+    node, bridge = load_sections(CONFIG)
+    with pytest.raises(ValueError, match="unknown fault.*'frozen_cube_pose'"):
+        select_faults('hand', 'frozen_cube_pose', node, bridge,
+                      read_contract(smoke_run / 'policy.onnx'))
+    code = ('import json, sys; from sim2real.hil.runner import run_hil; '
+            'print(json.dumps(run_hil("hand", sys.argv[1], duration_s=1.0, '
+            'faults="frozen_cube_pose,nan_cube_pose", params_file=sys.argv[2], '
+            'log_dir=sys.argv[3], scenario={"fault_settle_s": 0.5, "settle_s": 0.2})))')
+    out = subprocess.run([sys.executable, '-c', code, str(reorient_run / 'policy.onnx'),
+                          str(CONFIG), str(reorient_run)], capture_output=True, text=True,
+                         timeout=240, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-3000:]
+    faults = json.loads(out.stdout.strip().splitlines()[-1])['faults']
+    assert set(faults) == {'frozen_cube_pose', 'nan_cube_pose'}
+    for name, outcome in faults.items():
+        assert outcome['recovered_safe'] and outcome['fallback'], (name, outcome)
+        assert 0 <= outcome['ticks_to_safe'] <= 2, (name, outcome)
+        assert outcome['limit_violations'] == 0, (name, outcome)

@@ -50,10 +50,20 @@ def faults(node: dict, bridge: dict) -> dict[str, FaultCase]:
     return {c.name: c for c in cases}
 
 
+def policy_faults(contract) -> tuple[FaultCase, ...]:
+    """A policy that observes the cube (hand-reorient) reads the tracker's cube_pose: frozen
+    (stale) or NaN poses latch the hold fallback."""
+    if not any(t.name.startswith('tracked_') for t in contract.observations):
+        return ()
+    return (FaultCase('frozen_cube_pose', 'latch', 'stale', ('cube_pose',)),
+            FaultCase('nan_cube_pose', 'latch', 'effect', ('cube_pose',)))
+
+
 def scenario(node: dict, bridge: dict, **overrides) -> Scenario:
     """Measure 1 s after the soft start; faults 2 s after it."""
     values = {'settle_s': 1.0, 'fault_settle_s': node['soft_start_s'] + 2.0, 'observe_s': 1.2,
-              'timeout_keys': {'joint_states': 'joint_state_timeout_s'}}
+              'timeout_keys': {'joint_states': 'joint_state_timeout_s',
+                               'cube_pose': 'object_pose_timeout_s'}}
     values.update(overrides)
     return Scenario(node=node, bridge=bridge, **values)
 
@@ -129,7 +139,7 @@ def result(run: dict, diag: dict) -> dict:
 
 
 HIL = RobotHil(
-    faults=faults, scenario=scenario,
+    faults=faults, scenario=scenario, policy_faults=policy_faults,
     monitor_args=lambda node, contract: {'command_type': Float64MultiArray,
                                          'decode': ros_msgs.from_float64_array},
     nominal=nominal, fault_run=fault_run, result=result,
