@@ -5,7 +5,6 @@ the item."""
 
 import math
 import random
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -15,8 +14,8 @@ import torch
 from sim2real.export.onnx_policy import INPUT_NAME, onnx_session, OUTPUT_NAME
 from sim2real.interop.isaaclab_import import import_isaaclab_run, urdf_joint_order
 from sim2real.interop.isaaclab_run import IsaacLabRunError
+from tests.interop.fixture_run import edited_run, FIXTURE
 
-FIXTURE = Path(__file__).resolve().parent / 'fixtures' / 'isaaclab_go2class_flat'
 ROOT = Path(__file__).resolve().parents[2]
 URDF = ROOT / 'urdf' / 'quadruped.urdf'
 # Isaac Lab's Go2 flat terms: base lin vel 3, ang vel 3, gravity 3, command 3, joint pos 12,
@@ -120,17 +119,6 @@ def test_our_deploy_runtime_runs_the_imported_file(imported):
     np.testing.assert_allclose(inputs['lin_vel_b'], np.zeros(3), atol=1e-9)
 
 
-def _edited(tmp_path: Path, old: str, new: str) -> Path:
-    """A copy of the fixture with one text edit in params/env.yaml."""
-    run = tmp_path / 'run'
-    shutil.copytree(FIXTURE, run)
-    path = run / 'params' / 'env.yaml'
-    text = path.read_text()
-    assert old in text, old
-    path.write_text(text.replace(old, new, 1))
-    return run
-
-
 @pytest.mark.parametrize('old,new,match', [
     ('func: isaaclab.envs.mdp.observations:joint_vel_rel',
      'func: isaaclab.envs.mdp.observations:joint_effort',
@@ -144,7 +132,7 @@ def _edited(tmp_path: Path, old: str, new: str) -> Path:
 def test_what_does_not_match_our_robot_is_refused_by_name(tmp_path, old, new, match):
     """An observation term we do not compute, another decimation, default pose, gain or
     action scale: IsaacLabRunError naming the item, and no file written."""
-    run = _edited(tmp_path, old, new)
+    run = edited_run(tmp_path, old, new)
     with pytest.raises(IsaacLabRunError, match=match):
         import_isaaclab_run(run, out=tmp_path / 'p.onnx', urdf=URDF)
     assert not (tmp_path / 'p.onnx').exists()
@@ -159,7 +147,7 @@ def test_joints_that_do_not_match_and_an_unknown_order_are_refused(tmp_path):
                             joint_order=['FL_knee_joint'] + order[1:])
     with pytest.raises(IsaacLabRunError, match='joint "RR_calf_joint" of our robot'):
         import_isaaclab_run(FIXTURE, out=tmp_path / 'p.onnx', joint_order=order[:-1])
-    run = _edited(tmp_path, 'asset_path: ', 'asset_path: /elsewhere')
+    run = edited_run(tmp_path, 'asset_path: ', 'asset_path: /elsewhere')
     with pytest.raises(IsaacLabRunError, match='give the joint order'):
         import_isaaclab_run(run, out=tmp_path / 'p.onnx')
     assert not (tmp_path / 'p.onnx').exists()
@@ -176,6 +164,6 @@ def test_the_command_line_imports_and_refuses(tmp_path, capsys):
     assert printed['onnx'] == str(out) and out.is_file()
     assert printed['task'] == 'quadruped-flat' and printed['checkpoint'] == 'model_1.pt'
     assert printed['observations'] == [name for name, _ in LAYOUT]
-    run = _edited(tmp_path, 'decimation: 4\n', 'decimation: 8\n')
+    run = edited_run(tmp_path, 'decimation: 4\n', 'decimation: 8\n')
     assert main(['import-isaaclab', str(run), '--urdf', str(URDF)]) == 2
     assert not (run / 'policy.onnx').exists()

@@ -2,8 +2,8 @@
 URDF (tests/interop/fixtures/make_isaaclab_run.py); edited copies of it are refused naming
 the field."""
 
-import shutil
 from pathlib import Path
+import shutil
 
 import pytest
 import torch
@@ -11,8 +11,8 @@ import torch
 from sim2real.interop.isaaclab_run import (
     IsaacLabRunError, read_run, resolve_joint_values)
 from sim2real.urdf import parse_urdf
+from tests.interop.fixture_run import edited_run, FIXTURE
 
-FIXTURE = Path(__file__).resolve().parent / 'fixtures' / 'isaaclab_go2class_flat'
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -61,17 +61,6 @@ def test_the_default_pose_resolves_by_pattern_in_urdf_order():
     assert resolve_joint_values({'FL_.*': 1.0}, joints, default=0.0)[3] == 0.0
 
 
-def _edited(tmp_path: Path, old: str, new: str, file: str = 'env.yaml') -> Path:
-    """A copy of the fixture with one text edit in params/<file>."""
-    run = tmp_path / 'run'
-    shutil.copytree(FIXTURE, run)
-    path = run / 'params' / file
-    text = path.read_text()
-    assert old in text, old
-    path.write_text(text.replace(old, new, 1))
-    return run
-
-
 @pytest.mark.parametrize('old,new,match', [
     ('class_type: isaaclab.envs.mdp.actions.joint_actions:JointPositionAction',
      'class_type: isaaclab.envs.mdp.actions.joint_actions:JointVelocityAction',
@@ -86,7 +75,7 @@ def test_what_the_reader_cannot_take_is_refused_by_name(tmp_path, old, new, matc
     """A velocity action, a missing decimation, a delayed term, an arbitrary Python object in
     the dump: each refused naming the field (or the tag), nothing guessed."""
     with pytest.raises(IsaacLabRunError, match=match):
-        read_run(_edited(tmp_path, old, new))
+        read_run(edited_run(tmp_path, old, new))
 
 
 def test_a_run_without_a_checkpoint_is_refused(tmp_path):
