@@ -21,6 +21,7 @@ action.params.kp_nm_per_rad / kd_nm_s_per_rad, required).
 
 from __future__ import annotations
 
+import logging
 import math
 
 import numpy as np
@@ -40,6 +41,8 @@ from sim2real.deploy.runtime.sensors import Sample, SensorStore, Watchdog
 from sim2real.deploy.runtime.state_machine import FALLBACK, StateMachine
 
 __all__ = ['JointParams', 'JointProfile', 'JointStateMapper']
+
+log = logging.getLogger(__name__)
 
 GAIN_FIELDS = (('kp', 'kp_nm_per_rad'), ('kd', 'kd_nm_s_per_rad'))
 JOINT_POSITION_MARGIN_RAD = 0.1
@@ -265,6 +268,25 @@ class JointProfile:
         return self._command(target, kp, kd)
 
 
+DELTA_KIND = 'joint_position_delta'
+"""The delta-on-target integrator's action kind (sim2real.mdp.joint_actions)."""
+
+
+def slew_cap_warnings(contract: Contract, params: JointParams) -> list[str]:
+    """A delta integrator's policy moves a target by up to scale x clip per tick; a slew cap
+    below that rate slows the policy's own moves (outside its training). Allowed, as a
+    cautious first run may want, and said once per such joint (logged at start)."""
+    if contract.action.kind != DELTA_KIND:
+        return []
+    step_rad = float(contract.action.params['scale'])
+    needed = step_rad * contract.action.clip * contract.policy_rate_hz
+    return [f'parameter "max_rate_rad_s[{i}]": {cap:g} rad/s is below the rate of the '
+            f"policy's own targets, {needed:g} rad/s (integrator step {step_rad:g} rad x clip "
+            f'{contract.action.clip:g} at {contract.policy_rate_hz:g} Hz): the node will slow '
+            'its moves' for i, cap in enumerate(params.max_rate_rad_s)
+            if cap < needed * (1.0 - 1e-9)]
+
+
 def check_joint_params(contract: Contract, params: JointParams, model=None) -> None:
     """Joint names by name, per-joint list lengths and limits (within the URDF's)."""
     for i, name in enumerate(contract.joint_names):
@@ -297,6 +319,8 @@ def check_joint_params(contract: Contract, params: JointParams, model=None) -> N
         raise ParamError(f'parameter "fallback": "{params.fallback}" is not damping or hold')
     positive(params, 'joint_state_timeout_s', 'joint_vel_limit_rad_s')
     positive(params, *[f'max_rate_rad_s[{i}]' for i in range(n)])
+    for warning in slew_cap_warnings(contract, params):
+        log.warning('%s', warning)
     limits = numbers(physics_check.field(tree(contract), 'robot_params.joint_pos_limits_rad'),
                      'robot_params.joint_pos_limits_rad', len(contract.joint_names))
     if limits.shape != (len(contract.joint_names), 2):

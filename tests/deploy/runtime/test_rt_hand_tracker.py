@@ -157,3 +157,24 @@ def test_a_torque_constant_of_zero_is_refused(make_env):
     params.torque_constant_nm_per_a = 0.0
     with pytest.raises(ParamError, match='torque_constant_nm_per_a'):
         RUNTIME.check_params(contract, params)
+
+
+def test_a_slew_cap_below_the_integrators_own_rate_is_said(make_env, caplog):
+    """hand-rotate moves a target by up to 1/24 rad per 20 Hz tick (0.833 rad/s):
+    config/hand.yaml's 1.0 rad/s cap passes silently; 0.8 on one joint, or the same file
+    with a 1/8 rad step (2.5 rad/s), is logged naming each slowed joint."""
+    from sim2real.deploy.runtime.joints import slew_cap_warnings
+    contract = contract_from_env(make_env('hand-rotate', num_envs=1, play=True))
+    params = load_params(CONFIG, overrides={'policy_file': 'x.onnx'})
+    assert slew_cap_warnings(contract, params) == []
+    caps = list(params.max_rate_rad_s)
+    caps[5] = 0.8
+    params.max_rate_rad_s = caps
+    with caplog.at_level('WARNING'):
+        RUNTIME.check_params(contract, params)
+    assert [r.getMessage()[:60] for r in caplog.records] == [
+        'parameter "max_rate_rad_s[5]": 0.8 rad/s is below the rate o']
+    assert '0.833333 rad/s' in caplog.records[0].getMessage()
+    contract.action.params['scale'] = 0.125
+    params = load_params(CONFIG, overrides={'policy_file': 'x.onnx'})
+    assert len(slew_cap_warnings(contract, params)) == 16
