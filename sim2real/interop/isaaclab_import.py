@@ -278,6 +278,10 @@ def import_isaaclab_run(run_dir: str | Path, task: str = 'quadruped-flat',
     env = build_env(task, seed=0, num_envs=1, num_threads=1, observations=specs)
     contract = contract_from_env(env)
     contract.robot_params['imported_from'] = 'isaaclab'
+    # what the run trained with, not our task's randomization: Isaac Lab's manager-based
+    # env delays neither actions nor (refused above) observations
+    contract.action.params['delay_ticks_trained'] = [0, 0]
+    contract.robot_params['observation_delay_ticks_trained'] = [0, 0]
     contract.robot_params['isaaclab_checkpoint'] = str(run.checkpoint.name)
     contract.robot_params['isaaclab_joint_order'] = list(joint_order)
     actor, width = load_actor(run)

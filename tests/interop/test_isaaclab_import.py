@@ -59,6 +59,7 @@ def test_the_contract_is_our_robots_with_isaac_labs_observations(imported):
     assert noise['joint_vel'] == pytest.approx(1.5 / math.sqrt(3))
     assert noise['velocity_command'] == 0.0
     assert contract.robot_params['imported_from'] == 'isaaclab'
+    assert contract.action.params['delay_ticks_trained'] == [0, 0]   # ours trains with 0-1
     assert contract.robot_params['isaaclab_joint_order'] == urdf_joint_order(URDF)
     assert imported.max_abs_diff < 1e-5
 
