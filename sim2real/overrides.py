@@ -221,6 +221,15 @@ def _convert_like(value: Any, old: Any) -> tuple[bool, Any]:
         if not all(ok for ok, _ in items):
             return False, None
         return True, type(old)(v for _, v in items)
+    if isinstance(old, dict):
+        # a whole mapping (e.g. joint name -> angle): the entries it replaces keep their types
+        if not isinstance(value, dict):
+            return False, None
+        items = {k: _convert_like(v, old[k]) if k in old else (True, v)
+                 for k, v in value.items()}
+        if not all(ok for ok, _ in items.values()):
+            return False, None
+        return True, {k: v for k, (_, v) in items.items()}
     return False, None
 
 

@@ -123,3 +123,30 @@ def test_algorithm_choice_and_its_own_schedule():
         resolve_train_cfg(spec.train, ['ppo.batch_size=64'])
     with pytest.raises(ValueError, match='n_step must be > 0'):
         resolve_train_cfg(spec.train, ['sac.n_step=0'], 'sac')
+
+
+def test_a_mapping_parameter_takes_a_whole_mapping():
+    """The hand's grasp_pose_rad (joint name -> rad, {} by default) takes a mapping; a
+    non-mapping is refused; the scene then resets to it and the contract's default pose is
+    it, while the joints not named keep the URDF's pose."""
+    from sim2real.mdp.contract import contract_from_env
+    from sim2real.mdp.env import RLEnv
+    cfg = make_env_cfg('hand-rotate')
+    roots = {'env': cfg}
+    with pytest.raises(ConfigError, match='grasp_pose_rad takes a value like {}'):
+        apply_overrides(roots, ['env.scene.params.grasp_pose_rad=[0.8]'])
+    apply_overrides(roots, ['env.scene.params.grasp_pose_rad={th_cmc: 0.8, if_abd: -0.1}'])
+    assert cfg.scene.params['grasp_pose_rad'] == {'th_cmc': 0.8, 'if_abd': -0.1}
+    cfg.num_envs, cfg.num_threads = 2, 1
+    env = RLEnv(cfg)
+    contract = contract_from_env(env)
+    names = contract.joint_names
+    assert contract.default_joint_pos_rad[names.index('th_cmc')] == 0.8
+    assert contract.default_joint_pos_rad[names.index('if_abd')] == -0.1
+    assert contract.default_joint_pos_rad[names.index('if_pip')] == 1.7   # the URDF's
+    assert env.scene.default_joint_pos_rad[names.index('th_cmc')].item() == pytest.approx(0.8)
+    bad = make_env_cfg('hand-rotate')
+    apply_overrides({'env': bad}, ['env.scene.params.grasp_pose_rad={thumb_cmc: 0.8}'])
+    bad.num_envs, bad.num_threads = 1, 1
+    with pytest.raises(ValueError, match=r"grasp_pose_rad: no joints \['thumb_cmc'\]"):
+        RLEnv(bad)

@@ -140,8 +140,11 @@ def hand_rotate_cfg(play: bool = False, action: str | None = None) -> EnvCfg:
     cfg = EnvCfg(
         task='hand-rotate',
         robot='hand',
+        # grasp_pose_rad: joint name -> rad over the URDF's <default_pose> (reset pose, pose
+        # penalty reference, contract default pose)
         scene=TermClassCfg(HandScene, {'urdf': 'hand', 'kp_nm_per_rad': KP_NM_PER_RAD,
-                                       'kd_nm_s_per_rad': KD_NM_S_PER_RAD}),
+                                       'kd_nm_s_per_rad': KD_NM_S_PER_RAD,
+                                       'grasp_pose_rad': {}}),
         # q* = clip(q*_prev + a / 24, joint ranges), 0-1 tick (0-50 ms) late at the motors;
         # actuation noise 0.1 on the outputs ([LEAP] Isaac Lab: 0.1-0.2)
         action=TermClassCfg(JointPositionDeltaAction, {

@@ -35,8 +35,10 @@ class HandScene(Stateful):
                  'cube_spawn_pos_w', '_qpos_adr', '_qvel_adr', '_act_ids')
 
     def __init__(self, env, urdf: str = 'hand', kp_nm_per_rad: float = 3.0,
-                 kd_nm_s_per_rad: float = 0.1):
-        """Model from urdf/<urdf>.urdf with its cube; nominal PD gains per joint."""
+                 kd_nm_s_per_rad: float = 0.1, grasp_pose_rad: dict | None = None):
+        """Model from urdf/<urdf>.urdf with its cube; nominal PD gains per joint;
+        grasp_pose_rad: joint name -> angle [rad] replacing the URDF's default pose there (the
+        reset pose, the pose penalty's reference and the contract's default pose)."""
         self.env = env
         n = env.num_envs
         self.urdf_path = urdf_path(urdf)
@@ -60,7 +62,16 @@ class HandScene(Stateful):
         """The task axis: the palm normal [world], (3,)."""
         self.cube_spawn_pos_w = torch.as_tensor(info.object_spawn_pos_m).float()
         """Where the cube rests on the palm at reset [m; world], (3,)."""
-        self.default_joint_pos_rad = torch.as_tensor(info.default_joint_pos_rad).float()
+        pose = [float(q) for q in info.default_joint_pos_rad]
+        unknown = sorted(set(grasp_pose_rad or {}) - set(info.joint_names))
+        if unknown:
+            raise ValueError(f'grasp_pose_rad: no joints {unknown} (joints: '
+                             f'{", ".join(info.joint_names)})')
+        for name, angle_rad in (grasp_pose_rad or {}).items():
+            pose[info.joint_names.index(name)] = float(angle_rad)
+        self.grasp_pose_rad = pose
+        """The grasp pose [rad], policy order, 16 floats (the URDF's unless overridden)."""
+        self.default_joint_pos_rad = torch.tensor(pose).float()
         """The grasp pose [rad], policy order, (16,)."""
         self.joint_pos_limits_rad = torch.as_tensor(info.pos_limits_rad).float()
         """Joint ranges (lower, upper) [rad], (16, 2)."""
@@ -148,7 +159,7 @@ class HandScene(Stateful):
     def robot_description(self) -> dict:
         """Joint names, grasp pose and nominal physical parameters for the contract."""
         return {'joint_names': list(self.info.joint_names),
-                'default_joint_pos_rad': self.info.default_joint_pos_rad.tolist(),
+                'default_joint_pos_rad': list(self.grasp_pose_rad),
                 'robot_params': self.robot_params()}
 
     def robot_params(self) -> dict:

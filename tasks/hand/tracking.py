@@ -25,9 +25,10 @@ class TrackedCubeScene(HandScene):
     def __init__(self, env, urdf: str = 'hand', kp_nm_per_rad: float = 3.0,
                  kd_nm_s_per_rad: float = 0.1, tracker_refresh_ticks=(1, 1),
                  tracker_latency_ticks=(0, 0), tracker_pos_noise_m: float = 0.0,
-                 tracker_rot_noise_rad: float = 0.0):
-        """The hand scene; the tracker's refresh period and latency ranges [control ticks],
-        its noise deviations (per coordinate [m], per rotation-vector component [rad])."""
+                 tracker_rot_noise_rad: float = 0.0, grasp_pose_rad: dict | None = None):
+        """The hand scene (grasp_pose_rad as HandScene's); the tracker's refresh period and
+        latency ranges [control ticks], its noise deviations (per coordinate [m], per
+        rotation-vector component [rad])."""
         self.tracker_refresh_ticks = tracker_refresh_ticks
         self.tracker_latency_ticks = tracker_latency_ticks
         self.tracker_pos_noise_m = tracker_pos_noise_m
@@ -37,7 +38,7 @@ class TrackedCubeScene(HandScene):
                              f'got {tracker_refresh_ticks}')
         self.tracker = PoseTracker(env.num_envs, int(round(bounds(tracker_latency_ticks)[1])),
                                    torch, torch.float32)
-        super().__init__(env, urdf, kp_nm_per_rad, kd_nm_s_per_rad)
+        super().__init__(env, urdf, kp_nm_per_rad, kd_nm_s_per_rad, grasp_pose_rad)
 
     def reset(self, env_ids: torch.Tensor) -> None:
         """The hand scene's reset; this episode's tracker rate and latency."""
