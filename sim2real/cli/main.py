@@ -231,8 +231,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('run_dir', metavar='RUN_DIR',
                    help='Isaac Lab run directory (params/env.yaml, params/agent.yaml, '
                         'model_<iteration>.pt; the newest is taken)')
-    p.add_argument('--task', default='quadruped-flat',
-                   help='our task of the same robot, whose contract the file gets')
+    p.add_argument('--task', required=True,
+                   help='our task of the same robot, whose contract the file gets (see '
+                        '`sim2real tasks`)')
     p.add_argument('--out', default=None, help='ONNX path (default RUN_DIR/policy.onnx)')
     p.add_argument('--joint-order', default=None, metavar='J1,J2,...',
                    help="the run's articulation joint order (Isaac Lab: "

@@ -247,8 +247,8 @@ def _spawned_urdf(run: IsaacLabRun, urdf: str | Path | None, ours: Contract) -> 
     return path
 
 
-def import_isaaclab_run(run_dir: str | Path, task: str = 'quadruped-flat',
-                        out: str | Path | None = None, joint_order: list[str] | None = None,
+def import_isaaclab_run(run_dir: str | Path, task: str, out: str | Path | None = None,
+                        joint_order: list[str] | None = None,
                         urdf: str | Path | None = None) -> ImportResult:
     """Write the run's newest checkpoint as an ONNX policy of our task (default
     RUN_DIR/policy.onnx) and verify it against the run's actor. joint_order: the run's

@@ -18,6 +18,7 @@ from tests.interop.fixture_run import edited_run, FIXTURE
 
 ROOT = Path(__file__).resolve().parents[2]
 URDF = ROOT / 'urdf' / 'quadruped.urdf'
+TASK = 'quadruped-flat'
 # Isaac Lab's Go2 flat terms: base lin vel 3, ang vel 3, gravity 3, command 3, joint pos 12,
 # joint vel 12, last action 12 = 48
 LAYOUT = [('lin_vel_b', 3), ('ang_vel_b', 3), ('projected_gravity', 3),
@@ -42,7 +43,7 @@ def _run_actor(obs: torch.Tensor) -> torch.Tensor:
 def imported(tmp_path_factory):
     """The fixture imported with its URDF where this checkout has it."""
     out = tmp_path_factory.mktemp('import') / 'policy.onnx'
-    return import_isaaclab_run(FIXTURE, out=out, urdf=URDF)
+    return import_isaaclab_run(FIXTURE, TASK, out=out, urdf=URDF)
 
 
 def test_the_contract_is_our_robots_with_isaac_labs_observations(imported):
@@ -78,7 +79,7 @@ def test_another_articulation_order_is_gathered_in_and_put_back(tmp_path):
     ours = urdf_joint_order(URDF)
     theirs = ours[:]
     random.Random(4).shuffle(theirs)
-    result = import_isaaclab_run(FIXTURE, out=tmp_path / 'p.onnx', joint_order=theirs)
+    result = import_isaaclab_run(FIXTURE, TASK, out=tmp_path / 'p.onnx', joint_order=theirs)
     obs_ours = torch.randn(50, 48, generator=torch.Generator().manual_seed(1))
     obs_theirs = obs_ours.clone()
     perm = [ours.index(j) for j in theirs]   # their joint k is our joint perm[k]
@@ -135,7 +136,7 @@ def test_what_does_not_match_our_robot_is_refused_by_name(tmp_path, old, new, ma
     action scale: IsaacLabRunError naming the item, and no file written."""
     run = edited_run(tmp_path, old, new)
     with pytest.raises(IsaacLabRunError, match=match):
-        import_isaaclab_run(run, out=tmp_path / 'p.onnx', urdf=URDF)
+        import_isaaclab_run(run, TASK, out=tmp_path / 'p.onnx', urdf=URDF)
     assert not (tmp_path / 'p.onnx').exists()
 
 
@@ -144,27 +145,28 @@ def test_joints_that_do_not_match_and_an_unknown_order_are_refused(tmp_path):
     URDF the run spawned (another machine's path) the order must be given."""
     order = urdf_joint_order(URDF)
     with pytest.raises(IsaacLabRunError, match='joint "FL_knee_joint" of the run'):
-        import_isaaclab_run(FIXTURE, out=tmp_path / 'p.onnx',
+        import_isaaclab_run(FIXTURE, TASK, out=tmp_path / 'p.onnx',
                             joint_order=['FL_knee_joint'] + order[1:])
     with pytest.raises(IsaacLabRunError, match='joint "RR_calf_joint" of our robot'):
-        import_isaaclab_run(FIXTURE, out=tmp_path / 'p.onnx', joint_order=order[:-1])
+        import_isaaclab_run(FIXTURE, TASK, out=tmp_path / 'p.onnx', joint_order=order[:-1])
     run = edited_run(tmp_path, 'asset_path: ', 'asset_path: /elsewhere')
     with pytest.raises(IsaacLabRunError, match='give the joint order'):
-        import_isaaclab_run(run, out=tmp_path / 'p.onnx')
+        import_isaaclab_run(run, TASK, out=tmp_path / 'p.onnx')
     assert not (tmp_path / 'p.onnx').exists()
 
 
 def test_the_command_line_imports_and_refuses(tmp_path, capsys):
-    """`sim2real import-isaaclab RUN --urdf U --out F` prints the file, task, layout and
+    """`sim2real import-isaaclab RUN --task T --urdf U --out F` prints the file, task, layout and
     order as JSON (exit 0); a run with another decimation exits 2 naming it."""
     import json
     from sim2real.cli.main import main
     out = tmp_path / 'go2.onnx'
-    assert main(['import-isaaclab', str(FIXTURE), '--urdf', str(URDF), '--out', str(out)]) == 0
+    assert main(['import-isaaclab', str(FIXTURE), '--task', TASK, '--urdf', str(URDF),
+                 '--out', str(out)]) == 0
     printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert printed['onnx'] == str(out) and out.is_file()
     assert printed['task'] == 'quadruped-flat' and printed['checkpoint'] == 'model_1.pt'
     assert printed['observations'] == [name for name, _ in LAYOUT]
     run = edited_run(tmp_path, 'decimation: 4\n', 'decimation: 8\n')
-    assert main(['import-isaaclab', str(run), '--urdf', str(URDF)]) == 2
+    assert main(['import-isaaclab', str(run), '--task', TASK, '--urdf', str(URDF)]) == 2
     assert not (run / 'policy.onnx').exists()

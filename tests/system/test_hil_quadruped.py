@@ -105,7 +105,7 @@ def test_an_imported_isaac_lab_policy_goes_through_node_and_bridge(tmp_path):
     Isaac Lab run)."""
     from sim2real.interop.isaaclab_import import import_isaaclab_run
     fixture = ROOT / 'tests' / 'interop' / 'fixtures' / 'isaaclab_go2class_flat'
-    policy = import_isaaclab_run(fixture, out=tmp_path / 'isaaclab.onnx',
+    policy = import_isaaclab_run(fixture, 'quadruped-flat', out=tmp_path / 'isaaclab.onnx',
                                  urdf=ROOT / 'urdf' / 'quadruped.urdf').path
     raw = yaml.safe_load(CONFIG.read_text())
     raw['policy_node']['ros__parameters']['soft_start_s'] = 3.0
