@@ -25,7 +25,7 @@ from sim2real.contract import Contract, file_sha256, ObservationTermSpec
 from sim2real.export.onnx_policy import export_onnx, verify_onnx
 from sim2real.interop.isaaclab_run import (
     IsaacLabRun, IsaacLabRunError, ObsTerm, read_run, resolve_joint_values)
-from sim2real.urdf import parse_urdf
+from sim2real.sim.joint_robot import movable_joints
 
 log = logging.getLogger(__name__)
 
@@ -66,9 +66,7 @@ class ImportResult:
 def urdf_joint_order(urdf: str | Path) -> list[str]:
     """The movable joints of a URDF in file order: the articulation order Isaac Lab 3.0's
     URDF importer gives a robot spawned from that file (measured on urdf/quadruped.urdf)."""
-    robot = parse_urdf(urdf)
-    return [j.get('name') for j in robot.findall('joint')
-            if j.get('type') in ('revolute', 'continuous', 'prismatic')]
+    return list(movable_joints(urdf))
 
 
 def _activation(name: str) -> nn.Module:
@@ -146,7 +144,7 @@ class ReorderedActor(nn.Module):
             1, self.output_index)
 
 
-def _term_spec(term: ObsTerm, our_joints: list[str]) -> ObservationTermSpec:
+def _term_spec(term: ObsTerm) -> ObservationTermSpec:
     """Our contract term for one Isaac Lab term (size filled in from our env)."""
     where = f'observations.policy.{term.name}'
     if term.func not in TERM_NAMES:
@@ -274,7 +272,7 @@ def import_isaaclab_run(run_dir: str | Path, task: str, out: str | Path | None =
             raise IsaacLabRunError(f'commands.{name}.class_type {class_type}: only '
                                    f'{VELOCITY_COMMAND} is read')
     _check_robot(run, ours, list(joint_order))
-    specs = [_term_spec(t, ours.joint_names) for t in run.observations]
+    specs = [_term_spec(t) for t in run.observations]
     env = build_env(task, seed=0, num_envs=1, num_threads=1, observations=specs)
     contract = contract_from_env(env)
     contract.robot_params['imported_from'] = 'isaaclab'

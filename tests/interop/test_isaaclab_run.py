@@ -10,7 +10,7 @@ import torch
 
 from sim2real.interop.isaaclab_run import (
     IsaacLabRunError, read_run, resolve_joint_values)
-from sim2real.urdf import parse_urdf
+from sim2real.sim.joint_robot import movable_joints
 from tests.interop.fixture_run import edited_run, FIXTURE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -18,8 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _urdf_joints() -> list[str]:
     """The revolute joints of urdf/quadruped.urdf in file order (Isaac Lab's Newton order)."""
-    robot = parse_urdf(ROOT / 'urdf' / 'quadruped.urdf')
-    return [j.get('name') for j in robot.findall('joint') if j.get('type') == 'revolute']
+    return list(movable_joints(ROOT / 'urdf' / 'quadruped.urdf'))
 
 
 def test_the_recorded_run_reads_as_isaac_lab_trained_it():
