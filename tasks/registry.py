@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import importlib
+import pkgutil
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -35,6 +37,9 @@ class TaskSpec:
     parameter. A kind without floors always passes."""
     actions: tuple[str, ...] = ()
     """Action interfaces env_cfg(action=...) builds, the default first."""
+    isaaclab_env: str | None = None
+    """'module:function' building this task's Isaac Lab env config from its task file
+    (sim2real.isaaclab; imported only in an Isaac Lab venv), or None."""
 
     def __post_init__(self):
         """Only known kinds of points ('kind' or 'kind:parameter' for one parameter's)."""
@@ -45,6 +50,22 @@ class TaskSpec:
 
 
 _REGISTRY: dict[str, TaskSpec] = {}
+_folders_loaded = False
+
+
+def _load_folders() -> None:
+    """Run register_tasks() of every robot folder of this package, once per process."""
+    global _folders_loaded
+    if _folders_loaded:
+        return
+    _folders_loaded = True
+    package = importlib.import_module('sim2real.tasks')
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        if info.ispkg:
+            hook = getattr(importlib.import_module(f'sim2real.tasks.{info.name}'),
+                           'register_tasks', None)
+            if hook is not None:
+                hook()
 
 
 def register(spec: TaskSpec) -> None:
@@ -56,6 +77,7 @@ def register(spec: TaskSpec) -> None:
 
 def get_task(name: str) -> TaskSpec:
     """The task called name (plug-ins' too); the error lists the registered names."""
+    _load_folders()
     load_plugins('register_tasks')
     try:
         return _REGISTRY[name]
@@ -71,5 +93,6 @@ def make_env_cfg(name: str, play: bool = False, **options) -> EnvCfg:
 
 def task_names() -> list[str]:
     """Registered task names (plug-ins' too), sorted."""
+    _load_folders()
     load_plugins('register_tasks')
     return sorted(_REGISTRY)

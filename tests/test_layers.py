@@ -36,6 +36,7 @@ LAYERS = {
     'sim2real.robustness_design': 'app',
     'sim2real.robustness_report': 'app',
     'sim2real.interop': 'interop',
+    'sim2real.isaaclab': 'isaaclab',
     'sim2real.deploy.runtime': 'deploy.runtime',
     'sim2real.deploy.robots': 'deploy.runtime',
     'sim2real.deploy.ros_io': 'deploy',
@@ -56,13 +57,14 @@ one folder per robot, each module on the side that runs it."""
 
 ALLOWED = {
     'base': (),
+    'isaaclab': ('base',),
     'sim': ('base',),
     'mdp': ('base', 'sim'),
-    'tasks': ('base', 'sim', 'mdp'),
+    'tasks': ('base', 'sim', 'mdp', 'isaaclab'),
     'rl': ('base', 'sim'),
     'export': ('base', 'mdp', 'rl'),
     'app': ('base', 'sim', 'mdp', 'tasks', 'rl', 'export'),
-    'interop': ('base', 'sim', 'mdp', 'tasks', 'rl', 'export', 'app'),
+    'interop': ('base', 'sim', 'mdp', 'tasks', 'rl', 'export', 'app', 'isaaclab'),
     'deploy.runtime': ('base',),
     'deploy.bridge': ('base', 'sim', 'deploy.runtime'),
     'deploy': ('base', 'deploy.runtime', 'deploy.bridge'),
@@ -73,7 +75,8 @@ ALLOWED = {
 """Layer -> the layers it may import besides its own. Training (sim, mdp, tasks, rl, export,
 app; interop reads other stacks' runs into it) and deployment (deploy.runtime,
 deploy.bridge, deploy ROS shells, hil) share only the base; `tasks` and `rl` do not know
-each other (training defaults are `algo_cfg` data)."""
+each other (training defaults are `algo_cfg` data); `isaaclab` runs in an Isaac Lab venv
+(no MuJoCo 4) and uses only the base; a robot's Isaac Lab env builder (in `tasks`) uses it."""
 
 
 def modules() -> dict[str, Path]:

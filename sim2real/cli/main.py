@@ -29,6 +29,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
     from sim2real.tasks import get_task
     get_task(args.task)
     check_request(args.task, args.set, args.action, args.algo)
+    if args.backend == 'isaaclab':
+        return _train_in_isaaclab(args)
     train_args = TrainArgs(task=args.task, seed=args.seed, num_envs=args.num_envs,
                            max_iterations=args.max_iterations, max_seconds=args.max_seconds,
                            save_interval=args.save_interval,
@@ -42,6 +44,21 @@ def _cmd_train(args: argparse.Namespace) -> int:
     info = launched_by_torchrun()
     if info is None or info.is_main:   # under torchrun: rank 0 speaks for the job
         sys.stdout.write(json.dumps(summary, sort_keys=True) + '\n')
+    return 0
+
+
+def _train_in_isaaclab(args: argparse.Namespace) -> int:
+    """Train in Isaac Lab (its own venv) and import the run as RUN_DIR/policy.onnx."""
+    from sim2real.interop.isaaclab_task import train_in_isaaclab
+    ignored = {'--algo': args.algo, '--workers': args.workers, '--init-from': args.init_from,
+               '--action': args.action, '--max-seconds': args.max_seconds}
+    given = sorted(flag for flag, value in ignored.items() if value)
+    if given:
+        raise ValueError(f'{", ".join(given)}: not available with --backend isaaclab (rsl_rl '
+                         "PPO with the task's action, from scratch or --resume)")
+    path = train_in_isaaclab(args.task, args.run_dir, args.set, args.num_envs,
+                             args.max_iterations, args.seed, args.device, args.resume)
+    sys.stdout.write(json.dumps({'onnx': str(path), 'backend': 'isaaclab'}) + '\n')
     return 0
 
 
@@ -157,11 +174,15 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def add_backend_args(parser: argparse.ArgumentParser) -> None:
-    """--backend and --device, shared by train, eval and bench."""
-    parser.add_argument('--backend', default='mujoco', choices=['mujoco', 'mjwarp'],
+def add_backend_args(parser: argparse.ArgumentParser, isaaclab: bool = False) -> None:
+    """--backend and --device, shared by train, eval and bench (isaaclab: train's)."""
+    choices = ['mujoco', 'mjwarp'] + (['isaaclab'] if isaaclab else [])
+    parser.add_argument('--backend', default='mujoco', choices=choices,
                         help='simulation backend: mujoco (mujoco.batch, CPU threads) or '
-                        'mjwarp (MuJoCo Warp)')
+                        'mjwarp (MuJoCo Warp)' + (
+                            '; isaaclab: train in Isaac Lab 3.0 (the Python named by '
+                            'SIM2REAL_ISAACLAB_PYTHON) and import the run as policy.onnx'
+                            if isaaclab else ''))
     parser.add_argument('--device', default='cpu',
                         help="simulation device: 'cpu', or 'cuda'/'cuda:N' with mjwarp")
 
@@ -207,7 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
                         'env.rewards.tilt.weight=-0.5 --set ppo.learning_rate=3e-4; the value '
                         'is YAML, checked against the type of the field; repeatable; stored '
                         'with the run')
-    add_backend_args(p)
+    add_backend_args(p, isaaclab=True)
     p.add_argument('--no-progress', action='store_true', help='hide the progress bar')
     p.set_defaults(func=_cmd_train)
 

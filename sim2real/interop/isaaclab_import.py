@@ -3,12 +3,14 @@
 The contract is the one our task gives its robot (same URDF, rates, action interface, gains,
 default pose), with the policy observations as Isaac Lab computed them: each Isaac Lab term
 mapped to ours of the same quantity, units and frame (`TERM_NAMES`), in Isaac Lab's order,
-with its scale, clip and noise. Whatever differs from our robot or task is refused naming the
-item (`IsaacLabRunError`): an Isaac Lab term with no counterpart, a joint missing on either
-side, another decimation, physics step, action scale, default pose or gain. The one thing
-reordered is the joints: the graph gathers the per-joint inputs from our URDF's joint order
-into the run's articulation order and puts the actions back into ours, so the file reads and
-writes joints as every other policy of the task does.
+with its scale, clip, noise and history. Whatever differs from our robot or task is refused
+naming the item (`IsaacLabRunError`): an Isaac Lab term with no counterpart, a joint missing
+on either side, another decimation, physics step, action scale, default pose or gain. Two
+things are
+reordered inside the graph: the joints (per-joint inputs gathered from our joint order into
+the run's articulation order, the actions put back into ours) and the history (Isaac Lab
+stacks a term's past oldest first, we newest first), so the file reads and writes as every
+other policy of the task does.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+import yaml
 from torch import nn
 
 from sim2real.contract import Contract, file_sha256, ObservationTermSpec
@@ -151,9 +154,6 @@ def _term_spec(term: ObsTerm) -> ObservationTermSpec:
         raise IsaacLabRunError(f'{where}: Isaac Lab term {term.func} has no counterpart here '
                                f'(mapped: {", ".join(sorted(TERM_NAMES))})')
     name = TERM_NAMES[term.func]
-    if term.history_length > 1:
-        raise IsaacLabRunError(f'{where}.history_length {term.history_length}: stacked '
-                               'Isaac Lab histories are not read')
     extra = {k: v for k, v in term.params.items() if k not in ('asset_cfg', 'command_name')}
     if extra:
         raise IsaacLabRunError(f'{where}.params {sorted(extra)}: not read')
@@ -166,15 +166,10 @@ def _term_spec(term: ObsTerm) -> ObservationTermSpec:
         if not math.isclose(low, -high):
             raise IsaacLabRunError(f'{where}.clip {term.clip}: only symmetric clips are read')
         clip = high * scale   # Isaac Lab clips, then scales; we scale, then clip
-    noise_std = 0.0
-    if term.noise_bounds is not None:
-        low, high = term.noise_bounds
-        if not math.isclose(low, -high):
-            raise IsaacLabRunError(f'{where}.noise {term.noise_bounds}: only noise centred '
-                                   'on zero is read')
-        noise_std = high * scale / math.sqrt(3.0)   # U(-b, b) has std b / sqrt(3)
+    noise_std = term.noise_std * scale   # ours is in scaled units
     return ObservationTermSpec(name=name, size=0, scale=scale, clip=clip,
-                               noise_std=noise_std, history_length=1)
+                               noise_std=noise_std,
+                               history_length=max(1, term.history_length))
 
 
 def _check_robot(run: IsaacLabRun, ours: Contract, joint_order: list[str]) -> None:
@@ -218,15 +213,17 @@ def _check_robot(run: IsaacLabRun, ours: Contract, joint_order: list[str]) -> No
 
 def _indices(specs: list[ObservationTermSpec], ours: list[str],
              theirs: list[str]) -> list[int]:
-    """For each input of the run's layout, the index of our input holding that value."""
+    """For each input of the run's layout, the index of our input holding that value. A
+    term's history is oldest first in Isaac Lab, newest first here; per-joint values are in
+    the run's articulation order there, in our joint order here."""
     to_ours = [ours.index(j) for j in theirs]   # the run's joint k is our joint to_ours[k]
     index, offset = [], 0
     for spec in specs:
-        if spec.name in JOINT_TERMS:
-            index.extend(offset + j for j in to_ours)
-        else:
-            index.extend(range(offset, offset + spec.size))
-        offset += spec.size
+        within = to_ours if spec.name in JOINT_TERMS else list(range(spec.size))
+        for age in reversed(range(spec.history_length)):   # oldest first
+            start = offset + age * spec.size
+            index.extend(start + i for i in within)
+        offset += spec.size * spec.history_length
     return index
 
 
@@ -258,6 +255,9 @@ def import_isaaclab_run(run_dir: str | Path, task: str, out: str | Path | None =
     env = build_env(task, seed=0, num_envs=1, num_threads=1)
     ours = contract_from_env(env)
     spawned = _spawned_urdf(run, urdf, ours)
+    recorded = Path(run_dir) / 'params' / 'joint_names.yaml'
+    if joint_order is None and recorded.is_file():
+        joint_order = [str(j) for j in yaml.safe_load(recorded.read_text())]
     if joint_order is None:
         if spawned is None:
             raise IsaacLabRunError(

@@ -14,6 +14,7 @@ them: a full regular-expression match, one pattern per joint.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,8 +73,9 @@ class ObsTerm:
     """(low, high) clip after scaling (None: none)."""
     history_length: int
     """Ticks stacked (0 or 1: the current one only)."""
-    noise_bounds: tuple[float, float] | None = None
-    """(n_min, n_max) of the additive uniform noise on the unscaled value (None: none)."""
+    noise_std: float = 0.0
+    """Standard deviation of the additive zero-mean noise on the unscaled value (Isaac Lab
+    noises, then clips, then scales): a Gaussian's std, U(-b, b)'s b / sqrt(3)."""
 
 
 @dataclass(frozen=True)
@@ -180,6 +182,9 @@ def _observations(env: dict, where: str) -> tuple[ObsTerm, ...]:
             raise IsaacLabRunError(f'{where}: {dotted}.modifiers: not read')
         if term.get('delay_max_lag', 0):
             raise IsaacLabRunError(f'{where}: {dotted}.delay_max_lag: delayed terms not read')
+        if (term.get('history_length') or 0) > 1 and not term.get('flatten_history_dim', True):
+            raise IsaacLabRunError(f'{where}: {dotted}.flatten_history_dim false: an '
+                                   'unflattened history is not read')
         scale = term.get('scale')
         if scale is not None and not isinstance(scale, (int, float)):
             raise IsaacLabRunError(f'{where}: {dotted}.scale {scale!r}: per-element scales '
@@ -189,24 +194,35 @@ def _observations(env: dict, where: str) -> tuple[ObsTerm, ...]:
                            None if scale is None else float(scale),
                            None if clip is None else (float(clip[0]), float(clip[1])),
                            int(term.get('history_length') or 0),
-                           _noise_bounds(term.get('noise'), f'{dotted}.noise', where)))
+                           _noise_std(term.get('noise'), f'{dotted}.noise', where)))
     return tuple(out)
 
 
 UNIFORM_NOISE = 'isaaclab.utils.noise.noise_model:uniform_noise'
-"""The one noise model read: additive uniform noise (Isaac Lab's Unoise)."""
+"""Additive uniform noise (Isaac Lab's Unoise): read when centred on zero."""
+GAUSSIAN_NOISE = 'isaaclab.utils.noise.noise_model:gaussian_noise'
+"""Additive Gaussian noise (Isaac Lab's Gnoise): read when its mean is zero."""
 
 
-def _noise_bounds(noise, dotted: str, where: str) -> tuple[float, float] | None:
-    """(n_min, n_max) of an additive uniform noise config; None for no noise."""
+def _noise_std(noise, dotted: str, where: str) -> float:
+    """The std of an additive zero-mean uniform or Gaussian noise config (0: no noise)."""
     if noise is None:
-        return None
-    if not isinstance(noise, dict) or noise.get('func') != UNIFORM_NOISE or \
-            noise.get('operation', 'add') != 'add':
-        raise IsaacLabRunError(f'{where}: {dotted} {noise!r}: only additive uniform noise '
-                               f'({UNIFORM_NOISE}) is read')
-    return (_number(noise.get('n_min'), f'{dotted}.n_min', where),
-            _number(noise.get('n_max'), f'{dotted}.n_max', where))
+        return 0.0
+    known = isinstance(noise, dict) and noise.get('func') in (UNIFORM_NOISE, GAUSSIAN_NOISE)
+    if not known or noise.get('operation', 'add') != 'add':
+        raise IsaacLabRunError(f'{where}: {dotted} {noise!r}: only additive uniform or '
+                               f'Gaussian noise ({UNIFORM_NOISE}, {GAUSSIAN_NOISE}) is read')
+    if noise['func'] == GAUSSIAN_NOISE:
+        mean = _number(noise.get('mean', 0.0), f'{dotted}.mean', where)
+        if mean != 0.0:
+            raise IsaacLabRunError(f'{where}: {dotted}.mean {mean}: only zero-mean noise is read')
+        return _number(noise.get('std'), f'{dotted}.std', where)
+    low = _number(noise.get('n_min'), f'{dotted}.n_min', where)
+    high = _number(noise.get('n_max'), f'{dotted}.n_max', where)
+    if not math.isclose(low, -high):
+        raise IsaacLabRunError(f'{where}: {dotted} ({low}, {high}): only noise centred on '
+                               'zero is read')
+    return high / math.sqrt(3.0)   # U(-b, b) has std b / sqrt(3)
 
 
 def _group_gains(actuator: dict, dotted: str, key: str, where: str) -> dict[str, float]:

@@ -33,7 +33,8 @@ def register_tasks() -> None:
         learn_threads=2, act_threads=2)
     register(TaskSpec('quadruped-flat', quadruped_flat_cfg,
                       'Go2-class quadruped: track (vx, vy, yaw rate) commands on flat ground',
-                      train, acceptance(), actions=tuple(ACTIONS)))
+                      train, acceptance(), actions=tuple(ACTIONS),
+                      isaaclab_env='sim2real.tasks.quadruped.isaaclab_env:env_cfg'))
     register(TaskSpec('quadruped-rough', quadruped_rough_cfg,
                       'Go2-class quadruped: track velocity commands on slopes, rough ground '
                       'and stairs with a terrain curriculum', replace(train, max_iterations=1500),

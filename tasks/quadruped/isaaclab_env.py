@@ -1,0 +1,276 @@
+"""The quadruped's velocity task as an Isaac Lab 3.0 manager-based env (Isaac Lab venv only).
+
+Built from the run's task file (our env config, contract and training settings as plain
+data), so the numbers are the ones `cfg.py` gives our MuJoCo task: the same URDF, default
+pose, PD gains and DC-motor torque-speed limits (`isaaclab.actuators.DCMotorCfg` is the same
+model as our scene's), rates, command ranges, action scale and clip, policy observations in
+our order with our scales, Gaussian noise and history, rewards, terminations and the
+randomization that Isaac Lab has a term for. Each of our terms is mapped by name; a term
+with no mapping is refused, never dropped in silence, except those in NOT_IN_ISAACLAB, which
+are logged at build (Isaac Lab has no such term; the contract records what was trained).
+
+Our observation history is newest first, Isaac Lab's oldest first: `sim2real
+import-isaaclab` reorders it inside the exported graph, so the ONNX file reads our layout.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+NOT_IN_ISAACLAB = {
+    'events.motor_strength': 'Isaac Lab has no per-env torque-constant term',
+    'events.encoder_bias': 'Isaac Lab has no joint-encoder offset term',
+    'events.imu_mount': 'Isaac Lab has no IMU mounting-tilt term',
+    'action.delay_ticks': 'the DC-motor actuator has no delay (DelayedPDActuator has no '
+                          'torque-speed limit); trained without action delay',
+    'observations.policy.delay_ticks': 'Isaac Lab delays each term by its own draw; trained '
+                                       'without observation delay, jitter or dropout',
+    'only_positive_rewards': 'Isaac Lab sums rewards without clipping them at zero',
+}
+"""Our quadruped settings this env does not reproduce, with the reason (logged at build)."""
+FEET = '.*_foot'
+THIGHS_CALVES = '.*_(thigh|calf)'
+BASE = 'base_link'
+
+
+def _uniform(pair) -> tuple[float, float]:
+    """A (low, high) pair from plain data."""
+    low, high = pair
+    return float(low), float(high)
+
+
+def _scene(task: dict, run_dir: Path, num_envs: int):
+    """Our URDF on a local plane, DC-motor PD actuators, a contact sensor on every body."""
+    from isaaclab.actuators import DCMotorCfg
+    from isaaclab.assets import ArticulationCfg
+    from sim2real.isaaclab.scene import ground_plane_usd, urdf_spawn
+    from isaaclab_tasks.core.velocity.velocity_env_cfg import MySceneCfg
+    contract = task['contract']
+    params = task['env']['scene']['params']
+    limits = contract['robot_params']
+    joints = contract['joint_names']
+    scene = MySceneCfg(num_envs=num_envs, env_spacing=2.5)
+    scene.terrain.terrain_type = 'usd'
+    scene.terrain.terrain_generator = None
+    scene.terrain.usd_path = str(ground_plane_usd(run_dir / 'usd' / 'ground.usda'))
+    scene.terrain.visual_material = None
+    scene.sky_light = None
+    scene.height_scanner = None
+    scene.contact_forces.prim_path = '{ENV_REGEX_NS}/Robot/.*'   # URDF links nest
+
+    def per_joint(values):
+        return {j: float(v) for j, v in zip(joints, values)}
+    scene.robot = ArticulationCfg(
+        prim_path='{ENV_REGEX_NS}/Robot',
+        spawn=urdf_spawn(task['urdf'], run_dir / 'usd'),
+        init_state=ArticulationCfg.InitialStateCfg(
+            pos=(0.0, 0.0, float(limits['nominal_base_height_m']) + 0.05),
+            joint_pos=per_joint(contract['default_joint_pos_rad'])),
+        soft_joint_pos_limit_factor=0.9,
+        actuators={'legs': DCMotorCfg(
+            joint_names_expr=list(joints), stiffness=float(params['kp_nm_per_rad']),
+            damping=float(params['kd_nm_s_per_rad']),
+            saturation_effort=max(limits['stall_torque_nm']),
+            effort_limit=per_joint(limits['effort_limit_nm']),
+            velocity_limit=per_joint(limits['no_load_speed_rad_s']))})
+    return scene
+
+
+def _observations(task: dict):
+    """Policy group in our term order with our scales, noise and history (joints in the
+    articulation's order); the critic's group adds the true base velocity."""
+    from isaaclab.envs import mdp
+    from isaaclab.managers import ObservationGroupCfg, ObservationTermCfg
+    from isaaclab.utils.noise import GaussianNoiseCfg
+    funcs = {'ang_vel_b': mdp.base_ang_vel, 'projected_gravity': mdp.projected_gravity,
+             'velocity_command': mdp.generated_commands, 'joint_pos_rel': mdp.joint_pos_rel,
+             'joint_vel': mdp.joint_vel_rel, 'action_history': mdp.last_action,
+             'lin_vel_b': mdp.base_lin_vel}
+    group_cfg = task['env']['observations']['policy']
+    policy = ObservationGroupCfg(concatenate_terms=True,
+                                 enable_corruption=bool(group_cfg['add_noise']))
+    for name, term in group_cfg['terms'].items():
+        if name not in funcs:
+            raise ValueError(f'observations.policy.{name}: no Isaac Lab term is mapped')
+        scale = float(term['scale'])
+        kwargs = {}
+        if name == 'velocity_command':
+            kwargs['params'] = {'command_name': 'base_velocity'}
+        if term['noise_std']:
+            # ours is in scaled units and added before scaling in Isaac Lab
+            kwargs['noise'] = GaussianNoiseCfg(std=float(term['noise_std']) / scale)
+        if term['clip'] is not None:
+            kwargs['clip'] = (-float(term['clip']) / scale, float(term['clip']) / scale)
+        history = int(term['history_length'])
+        setattr(policy, name, ObservationTermCfg(
+            func=funcs[name], scale=scale, history_length=history if history > 1 else 0,
+            **kwargs))
+    critic = ObservationGroupCfg(concatenate_terms=True, enable_corruption=False)
+    lin_vel = task['env']['observations']['critic']['terms'].get('lin_vel_b')
+    if lin_vel is not None:
+        critic.lin_vel_b = ObservationTermCfg(func=mdp.base_lin_vel,
+                                              scale=float(lin_vel['scale']))
+    return policy, critic
+
+
+def _rewards(task: dict):
+    """Each of our reward terms as Isaac Lab's of the same formula, with our weight."""
+    from isaaclab.envs import mdp
+    from isaaclab.managers import RewardTermCfg, SceneEntityCfg
+    from isaaclab_tasks.core.velocity import mdp as velocity_mdp
+    from isaaclab_tasks.core.velocity.velocity_env_cfg import RewardsCfg
+    contacts = 'contact_forces'
+    command = {'command_name': 'base_velocity'}
+    table = {
+        'track_lin_vel_xy': lambda p: (mdp.track_lin_vel_xy_exp,
+                                       {**command, 'std': p['std_m_s']}),
+        'track_ang_vel_z': lambda p: (mdp.track_ang_vel_z_exp,
+                                      {**command, 'std': p['std_rad_s']}),
+        'lin_vel_z': lambda p: (mdp.lin_vel_z_l2, {}),
+        'ang_vel_xy': lambda p: (mdp.ang_vel_xy_l2, {}),
+        'joint_torques': lambda p: (mdp.joint_torques_l2, {}),
+        'joint_acc': lambda p: (mdp.joint_acc_l2, {}),
+        'action_rate': lambda p: (mdp.action_rate_l2, {}),
+        'feet_air_time': lambda p: (velocity_mdp.feet_air_time, {
+            **command, 'threshold': p['threshold_s'],
+            'sensor_cfg': SceneEntityCfg(contacts, body_names=FEET)}),
+        'undesired_contacts': lambda p: (mdp.undesired_contacts, {
+            'threshold': 1.0,
+            'sensor_cfg': SceneEntityCfg(contacts, body_names=[BASE, THIGHS_CALVES])}),
+        'joint_pos_limits': lambda p: (mdp.joint_pos_limits, {}),
+        'flat_orientation': lambda p: (mdp.flat_orientation_l2, {}),
+        'termination': lambda p: (mdp.is_terminated, {}),
+        'base_height': lambda p: (mdp.base_height_l2, {'target_height': p['target_m']}),
+    }
+    out = RewardsCfg()
+    for name in list(vars(out)):
+        setattr(out, name, None)
+    for name, term in task['env']['rewards'].items():
+        if name not in table:
+            raise ValueError(f'rewards.{name}: no Isaac Lab term is mapped')
+        func, params = table[name](term['params'])
+        setattr(out, name, RewardTermCfg(func=func, weight=float(term['weight']),
+                                         params=params))
+    return out
+
+
+def _terminations(task: dict):
+    """time_out, base contact, tilt and base height, with our limits."""
+    from isaaclab.envs import mdp
+    from isaaclab.managers import SceneEntityCfg, TerminationTermCfg
+    from isaaclab_tasks.core.velocity.velocity_env_cfg import TerminationsCfg
+    table = {
+        'time_out': lambda p: (mdp.time_out, {}),
+        'base_contact': lambda p: (mdp.illegal_contact, {
+            'threshold': 1.0, 'sensor_cfg': SceneEntityCfg('contact_forces', body_names=BASE)}),
+        'bad_orientation': lambda p: (mdp.bad_orientation, {'limit_angle': p['limit_rad']}),
+        'base_too_low': lambda p: (mdp.root_height_below_minimum,
+                                   {'minimum_height': p['min_height_m']}),
+    }
+    out = TerminationsCfg()
+    for name in list(vars(out)):
+        setattr(out, name, None)
+    for name, term in task['env']['terminations'].items():
+        if name not in table:
+            raise ValueError(f'terminations.{name}: no Isaac Lab term is mapped')
+        func, params = table[name](term['params'])
+        setattr(out, name, TerminationTermCfg(func=func, params=params,
+                                              time_out=bool(term['time_out'])))
+    return out
+
+
+def _events(task: dict):
+    """Our randomization as Isaac Lab's event terms, with our ranges."""
+    from isaaclab.envs import mdp
+    from isaaclab.managers import EventTermCfg, SceneEntityCfg
+    from isaaclab_tasks.core.velocity.velocity_env_cfg import EventsCfg
+
+    def robot(bodies=None):
+        return SceneEntityCfg('robot', body_names=bodies) if bodies else SceneEntityCfg('robot')
+    table = {
+        'foot_friction': lambda p: ('startup', mdp.randomize_rigid_body_material, {
+            'asset_cfg': robot(FEET), 'static_friction_range': _uniform(p['friction_range']),
+            'dynamic_friction_range': _uniform(p['friction_range']),
+            'restitution_range': (0.0, 0.0), 'num_buckets': 64}),
+        'base_mass': lambda p: ('startup', mdp.randomize_rigid_body_mass, {
+            'asset_cfg': robot(BASE), 'mass_distribution_params': _uniform(p['mass_range_kg']),
+            'operation': 'add'}),
+        'base_com': lambda p: ('startup', mdp.randomize_rigid_body_com, {
+            'asset_cfg': robot(BASE), 'com_range': {
+                axis: (-float(p['offset_m']), float(p['offset_m'])) for axis in 'xyz'}}),
+        'link_masses': lambda p: ('startup', mdp.randomize_rigid_body_mass, {
+            'asset_cfg': robot('.*_(hip|thigh|calf|foot)'),
+            'mass_distribution_params': _uniform(p['scale_range']), 'operation': 'scale'}),
+        'pd_gains': lambda p: ('reset', mdp.randomize_actuator_gains, {
+            'asset_cfg': robot(), 'stiffness_distribution_params': _uniform(p['kp_scale']),
+            'damping_distribution_params': _uniform(p['kd_scale']), 'operation': 'scale'}),
+        'reset_base': lambda p: ('reset', mdp.reset_root_state_uniform, {
+            'pose_range': {'x': (-p['offset_m'], p['offset_m']),
+                           'y': (-p['offset_m'], p['offset_m']), 'yaw': (-math.pi, math.pi)},
+            'velocity_range': {
+                **{a: (-p['lin_vel_m_s'], p['lin_vel_m_s']) for a in ('x', 'y', 'z')},
+                **{a: (-p['ang_vel_rad_s'], p['ang_vel_rad_s'])
+                   for a in ('roll', 'pitch', 'yaw')}}}),
+        'reset_joints': lambda p: ('reset', mdp.reset_joints_by_scale, {
+            'position_range': _uniform(p['scale_range']), 'velocity_range': (0.0, 0.0)}),
+        'push_base': lambda p: ('interval', mdp.push_by_setting_velocity, {
+            'velocity_range': {a: (-p['lin_vel_m_s'], p['lin_vel_m_s']) for a in 'xy'}}),
+    }
+    out = EventsCfg()
+    for name in list(vars(out)):
+        setattr(out, name, None)
+    for name, term in task['env']['events'].items():
+        if f'events.{name}' in NOT_IN_ISAACLAB:
+            continue
+        if name not in table:
+            raise ValueError(f'events.{name}: no Isaac Lab term is mapped')
+        mode, func, params = table[name](term['params'])
+        extra = {'interval_range_s': _uniform(term['interval_s'])} if mode == 'interval' else {}
+        setattr(out, name, EventTermCfg(func=func, mode=mode, params=params, **extra))
+    return out
+
+
+def env_cfg(task: dict, run_dir: Path, num_envs: int):
+    """The Isaac Lab env config of our quadruped task described by the task file."""
+    from isaaclab.envs import mdp
+    from isaaclab_tasks.core.velocity.velocity_env_cfg import LocomotionVelocityRoughEnvCfg
+    env = task['env']
+    if env['scene']['params'].get('terrain') is not None:
+        raise ValueError('scene.params.terrain: only flat ground is built for Isaac Lab')
+    for item, why in NOT_IN_ISAACLAB.items():
+        log.warning('Isaac Lab env of %s: %s not reproduced (%s)', task['task'], item, why)
+    cfg = LocomotionVelocityRoughEnvCfg()
+    cfg.scene = _scene(task, Path(run_dir), num_envs)
+    cfg.sim.physics = cfg.sim.physics.newton_mjwarp   # kit-less: resolve the preset
+    cfg.sim.physics.solver_cfg.njmax = 65              # Isaac Lab's Go2 flat sizes
+    cfg.sim.physics.solver_cfg.nconmax = 35
+    cfg.curriculum.terrain_levels = None
+    cfg.decimation = int(env['decimation'])
+    cfg.sim.dt = float(env['physics_dt_s'])
+    cfg.sim.render_interval = cfg.decimation
+    cfg.episode_length_s = float(env['episode_length_s'])
+    cfg.scene.contact_forces.update_period = cfg.sim.dt
+    command = env['commands']['base_velocity']['params']
+    velocity = cfg.commands.base_velocity
+    velocity.resampling_time_range = (float(command['resampling_time_s']),) * 2
+    velocity.rel_standing_envs = float(command['standing_fraction'])
+    velocity.heading_command = False
+    velocity.rel_heading_envs = 0.0
+    velocity.debug_vis = False
+    velocity.ranges.lin_vel_x = _uniform(command['lin_vel_x_m_s'])
+    velocity.ranges.lin_vel_y = _uniform(command['lin_vel_y_m_s'])
+    velocity.ranges.ang_vel_z = _uniform(command['ang_vel_z_rad_s'])
+    action = task['contract']['action']['params']
+    # joints in the articulation's order, as every Isaac Lab term: import-isaaclab maps them
+    cfg.actions.joint_pos = mdp.JointPositionActionCfg(
+        asset_name='robot', joint_names=['.*'], scale=float(action['scale']),
+        use_default_offset=True)
+    cfg.observations.policy, cfg.observations.critic = _observations(task)
+    cfg.rewards = _rewards(task)
+    cfg.terminations = _terminations(task)
+    cfg.events = _events(task)
+    return cfg
