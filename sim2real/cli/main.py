@@ -97,6 +97,13 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     """Evaluate a policy and print its metrics."""
     if args.video and 'MUJOCO_GL' not in os.environ and not os.environ.get('DISPLAY'):
         os.environ['MUJOCO_GL'] = 'osmesa'  # offscreen; must be set before mujoco loads
+    if args.backend == 'isaaclab':
+        from sim2real.interop.isaaclab_task import evaluate_in_isaaclab
+        if args.play or args.video:
+            raise ValueError('--play and --video: not available with --backend isaaclab')
+        result = evaluate_in_isaaclab(args.policy, args.episodes, args.seed, args.device)
+        _print_result(result, args.json)
+        return _verdict_line(f'eval {result["task"]} in Isaac Lab', result['verdict'])
     from sim2real.evaluate import evaluate
     result = evaluate(args.policy, args.episodes, seed=args.seed, play=args.play,
                       video=args.video, backend=args.backend, device=args.device)
@@ -175,14 +182,14 @@ def _positive_int(text: str) -> int:
 
 
 def add_backend_args(parser: argparse.ArgumentParser, isaaclab: bool = False) -> None:
-    """--backend and --device, shared by train, eval and bench (isaaclab: train's)."""
+    """--backend and --device, shared by train, eval and bench (isaaclab: train's, eval's)."""
     choices = ['mujoco', 'mjwarp'] + (['isaaclab'] if isaaclab else [])
     parser.add_argument('--backend', default='mujoco', choices=choices,
                         help='simulation backend: mujoco (mujoco.batch, CPU threads) or '
                         'mjwarp (MuJoCo Warp)' + (
-                            '; isaaclab: train in Isaac Lab 3.0 (the Python named by '
-                            'SIM2REAL_ISAACLAB_PYTHON) and import the run as policy.onnx'
-                            if isaaclab else ''))
+                            '; isaaclab: run in the Isaac Lab 3.0 env of the task (the Python '
+                            'named by SIM2REAL_ISAACLAB_PYTHON); train imports the run as '
+                            'policy.onnx' if isaaclab else ''))
     parser.add_argument('--device', default='cpu',
                         help="simulation device: 'cpu', or 'cuda'/'cuda:N' with mjwarp")
 
@@ -271,7 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--play', action='store_true', help='without disturbances and noise')
     p.add_argument('--json', action='store_true', help='print one JSON object')
     p.add_argument('--video', default=None, help='also record one episode to this GIF file')
-    add_backend_args(p)
+    add_backend_args(p, isaaclab=True)
     p.set_defaults(func=_cmd_eval)
 
     p = sub.add_parser('robustness', help='evaluate a policy at the nominal robot, the edges '

@@ -26,6 +26,7 @@ from torch import nn
 
 from sim2real.contract import Contract, file_sha256, ObservationTermSpec
 from sim2real.export.onnx_policy import export_onnx, verify_onnx
+from sim2real.isaaclab.layout import isaaclab_to_ours
 from sim2real.interop.isaaclab_run import (
     IsaacLabRun, IsaacLabRunError, ObsTerm, read_run, resolve_joint_values)
 from sim2real.sim.joint_robot import movable_joints
@@ -46,8 +47,6 @@ TERM_NAMES = {
 velocities [m/s, rad/s], gravity direction in the body frame, (vx, vy, yaw rate) command,
 joint positions from the default pose [rad], joint velocities [rad/s] (Isaac Lab's relative to
 a zero default), the policy's last output)."""
-JOINT_TERMS = ('joint_pos_rel', 'joint_vel', 'action_history')
-"""Our terms with one value per joint, in joint order."""
 VELOCITY_COMMAND = 'isaaclab.envs.mdp.commands.velocity_command:UniformVelocityCommand'
 """The command term generated_commands may read: (vx, vy, yaw rate) in the heading frame."""
 MATCH_TOL = 1e-6
@@ -213,18 +212,9 @@ def _check_robot(run: IsaacLabRun, ours: Contract, joint_order: list[str]) -> No
 
 def _indices(specs: list[ObservationTermSpec], ours: list[str],
              theirs: list[str]) -> list[int]:
-    """For each input of the run's layout, the index of our input holding that value. A
-    term's history is oldest first in Isaac Lab, newest first here; per-joint values are in
-    the run's articulation order there, in our joint order here."""
-    to_ours = [ours.index(j) for j in theirs]   # the run's joint k is our joint to_ours[k]
-    index, offset = [], 0
-    for spec in specs:
-        within = to_ours if spec.name in JOINT_TERMS else list(range(spec.size))
-        for age in reversed(range(spec.history_length)):   # oldest first
-            start = offset + age * spec.size
-            index.extend(start + i for i in within)
-        offset += spec.size * spec.history_length
-    return index
+    """For each input of the run's layout, the index of our input holding that value
+    (history oldest first and joints in the articulation's order there)."""
+    return isaaclab_to_ours([(s.name, s.size, s.history_length) for s in specs], ours, theirs)
 
 
 def _spawned_urdf(run: IsaacLabRun, urdf: str | Path | None, ours: Contract) -> Path | None:

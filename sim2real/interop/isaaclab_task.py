@@ -14,6 +14,7 @@ import json
 import logging
 import os
 import subprocess
+import tempfile
 from pathlib import Path
 
 import yaml
@@ -91,8 +92,9 @@ def train_in_isaaclab(task: str, run_dir: str | Path, sets: list[str] | None = N
     python = isaaclab_python()
     if not (resume and (run_dir / TASK_FILE).is_file()):
         write_task_file(task, run_dir, sets)
-    command = [python, '-m', 'sim2real.isaaclab.train', str(run_dir), '--seed', str(seed),
-               '--device', device]
+    # -P: a checkout's sim2real/ in the working directory must not shadow the installed one
+    command = [python, '-P', '-m', 'sim2real.isaaclab.train', str(run_dir), '--seed',
+               str(seed), '--device', device]
     if num_envs:
         command += ['--num-envs', str(num_envs)]
     if iterations:
@@ -105,3 +107,30 @@ def train_in_isaaclab(task: str, run_dir: str | Path, sets: list[str] | None = N
         raise IsaacLabSetupError(f'Isaac Lab training exited with {done.returncode}: '
                                  f'{" ".join(command)}')
     return import_isaaclab_run(run_dir, task).path
+
+
+def evaluate_in_isaaclab(policy: str | Path, episodes: int, seed: int = 12345,
+                         device: str = 'cpu') -> dict:
+    """Our ONNX policy in its task's Isaac Lab env (one episode per env), judged by the
+    task's evaluation floors as `sim2real eval` judges it in ours."""
+    from sim2real.onnx_io import read_contract
+    from sim2real.tasks import get_task
+    from sim2real.verdict import as_dicts, judge
+    python = isaaclab_python()
+    contract = read_contract(policy)
+    with tempfile.TemporaryDirectory(prefix='sim2real-isaaclab-eval-') as run_dir:
+        write_task_file(contract.task, run_dir)
+        command = [python, '-P', '-m', 'sim2real.isaaclab.evaluate', run_dir, '--policy',
+                   str(Path(policy).resolve()), '--episodes', str(episodes), '--seed',
+                   str(seed), '--device', device]
+        log.info('running %s', ' '.join(command))
+        done = subprocess.run(command, check=False, stdout=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        raise IsaacLabSetupError(f'Isaac Lab evaluation exited with {done.returncode}: '
+                                 f'{" ".join(command)}')
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result.update({'backend': 'isaaclab', 'device': device, 'randomization': 'full'})
+    floors = get_task(contract.task).acceptance.get('eval', ())
+    passed, text = judge(result, floors)
+    result['verdict'] = {'passed': passed, 'text': text, 'floors': as_dicts(floors)}
+    return result

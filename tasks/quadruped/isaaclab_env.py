@@ -274,3 +274,71 @@ def env_cfg(task: dict, run_dir: Path, num_envs: int):
     cfg.terminations = _terminations(task)
     cfg.events = _events(task)
     return cfg
+
+
+def _torch(value):
+    """A torch tensor of an Isaac Lab data field (3.0 wraps them in ProxyArray)."""
+    return value.torch if hasattr(value, 'torch') else value
+
+
+class metrics:   # noqa: N801  (the builder module's hook, named as env_cfg is)
+    """Our VelocityMetrics in the Isaac Lab env: per episode the mean planar velocity error
+    in the heading frame and the yaw-rate error, counted from settle_s after each command
+    change; a fall is a termination before the time-out (metrics.py has the definitions)."""
+
+    def __init__(self, env, task: dict):
+        """Accumulators for env's envs; tolerance and settling time from the task file."""
+        import torch
+        params = task['env']['metrics']['params']
+        command = task['env']['commands']['base_velocity']['params']
+        self.env = env
+        self.tolerance_mps = float(params['tolerance_mps'])
+        self.settle_s = float(params['settle_s'])
+        self.period_s = float(command['resampling_time_s'])
+        n = env.num_envs
+        self._lin = torch.zeros(n)
+        self._yaw = torch.zeros(n)
+        self._count = torch.zeros(n)
+        self.episodes: list[dict] = []
+
+    def update(self, active) -> None:
+        """Add this step's errors of the active envs past their settling time."""
+        import torch
+        env = self.env
+        robot = env.scene['robot']
+        command = _torch(env.command_manager.get_command('base_velocity')).cpu()
+        time_left = _torch(env.command_manager.get_term('base_velocity').time_left).cpu()
+        counted = active & (self.period_s - time_left >= self.settle_s - 1e-6)
+        v_w = _torch(robot.data.root_lin_vel_w).cpu()
+        yaw = _torch(robot.data.heading_w).cpu()
+        cos, sin = torch.cos(yaw), torch.sin(yaw)
+        v_heading = torch.stack((cos * v_w[:, 0] + sin * v_w[:, 1],
+                                 -sin * v_w[:, 0] + cos * v_w[:, 1]), dim=1)
+        lin = torch.linalg.vector_norm(command[:, :2] - v_heading, dim=1)
+        yaw_rate = _torch(robot.data.root_ang_vel_w).cpu()[:, 2]
+        self._lin += counted * lin
+        self._yaw += counted * (command[:, 2] - yaw_rate).abs()
+        self._count += counted
+
+    def finish(self, done, terminated) -> None:
+        """Record the episodes of the envs in the mask done (terminated: theirs)."""
+        for k, env_id in enumerate(done.nonzero().flatten().tolist()):
+            count = float(self._count[env_id])
+            lin = float(self._lin[env_id]) / count if count else float('nan')
+            yaw = float(self._yaw[env_id]) / count if count else float('nan')
+            fell = bool(terminated[k])
+            self.episodes.append({'lin_vel_error_mps': lin, 'yaw_rate_error_radps': yaw,
+                                  'fall': fell,
+                                  'success': (not fell) and count > 0
+                                  and lin <= self.tolerance_mps})
+
+    def result(self) -> dict:
+        """Means over the recorded episodes, with our metric names."""
+        def mean(key):
+            values = [e[key] for e in self.episodes if e[key] == e[key]]
+            return sum(values) / len(values) if values else float('nan')
+        n = max(1, len(self.episodes))
+        return {'lin_vel_error_mps': mean('lin_vel_error_mps'),
+                'yaw_rate_error_radps': mean('yaw_rate_error_radps'),
+                'fall_rate': sum(e['fall'] for e in self.episodes) / n,
+                'success_rate': sum(e['success'] for e in self.episodes) / n}

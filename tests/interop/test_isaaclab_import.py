@@ -14,7 +14,7 @@ import torch
 from sim2real.export.onnx_policy import INPUT_NAME, onnx_session, OUTPUT_NAME
 from sim2real.interop.isaaclab_import import import_isaaclab_run, urdf_joint_order
 from sim2real.interop.isaaclab_run import IsaacLabRunError
-from tests.interop.fixture_run import edited_run, FIXTURE
+from tests.interop.fixture_run import edited_run, feed_standing, FIXTURE
 
 ROOT = Path(__file__).resolve().parents[2]
 URDF = ROOT / 'urdf' / 'quadruped.urdf'
@@ -106,18 +106,12 @@ def test_our_eval_runs_the_imported_file(imported):
 def test_our_deploy_runtime_runs_the_imported_file(imported):
     """config/quadruped.yaml loads the file; lin_vel_b comes from the Pinocchio leg odometry
     (the robot has no velocity sensor), and a tick yields 12 finite targets."""
-    from sim2real.deploy.runtime import Runtime, Sample
+    from sim2real.deploy.runtime import Runtime
     from sim2real.deploy.runtime.parts import LegOdometryPart
     runtime = Runtime.from_files(imported.path, ROOT / 'config' / 'quadruped.yaml')
     part = runtime.profile.part(LegOdometryPart)
     assert part.observes_velocity and part.odometry is not None
-    q = np.asarray(imported.contract.default_joint_pos_rad)
-    for k in range(5):
-        t = 0.02 * k
-        runtime.put('joint_state', Sample({'pos_rad': q, 'vel_rad_s': np.zeros(12)}, t, t))
-        runtime.put('imu', Sample({'quat_wxyz': np.array([1.0, 0, 0, 0]),
-                                   'ang_vel_b': np.zeros(3)}, t, t))
-    inputs = runtime.profile.observation_inputs(runtime.store, 0.08)
+    inputs = runtime.profile.observation_inputs(runtime.store, feed_standing(runtime))
     np.testing.assert_allclose(inputs['lin_vel_b'], np.zeros(3), atol=1e-9)
 
 

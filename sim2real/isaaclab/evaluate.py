@@ -1,0 +1,112 @@
+"""Run one of our ONNX policies in its task's Isaac Lab env and measure its episodes.
+
+    python -m sim2real.isaaclab.evaluate RUN_DIR --policy FILE.onnx [--episodes N]
+        [--seed S] [--device cpu]
+
+RUN_DIR holds the task file (`sim2real eval FILE --backend isaaclab` writes it in a
+temporary folder and reads the JSON line this prints). Each of N envs runs one episode from
+the env's reset; the policy reads our layout (history newest first, our joint order), mapped
+from Isaac Lab's vector by `sim2real.isaaclab.layout`, its raw actions clipped as the
+contract says and put into the articulation's order. The episode metrics are the robot's
+(`metrics` beside its Isaac Lab env builder), with our names and definitions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from sim2real.isaaclab.layout import isaaclab_to_ours
+from sim2real.isaaclab.scene import read_task_file
+from sim2real.isaaclab.train import build_env_cfg
+
+
+class LayoutError(ValueError):
+    """The policy's contract does not describe the env's policy vector."""
+
+
+def check_layout(contract, env, joint_names: list[str]) -> None:
+    """Refuse a policy whose terms, sizes or joints are not the env's, naming the item."""
+    manager = env.observation_manager
+    names = list(manager.active_terms['policy'])
+    theirs = [t.name for t in contract.observations]
+    if names != theirs:
+        raise LayoutError(f'policy terms {theirs}: the Isaac Lab env computes {names}')
+    dims = manager.group_obs_dim['policy'][0]
+    if dims != contract.observation_size:
+        raise LayoutError(f'observation size {contract.observation_size}: the env gives {dims}')
+    if sorted(joint_names) != sorted(contract.joint_names):
+        raise LayoutError(f'joints {contract.joint_names}: the articulation has {joint_names}')
+
+
+def evaluate(run_dir: Path, policy: Path, episodes: int, seed: int,
+             device: str = 'cpu') -> dict:
+    """Metrics of one episode per env over `episodes` envs (means, fall rate)."""
+    import isaacsim.asset.importer.urdf  # noqa: F401  (its USD schemas: before any stage)
+    import torch
+    from isaaclab.app.sim_launcher import launch_simulation
+    from isaaclab.envs import ManagerBasedRLEnv
+    from sim2real.onnx_io import load_policy
+    task = read_task_file(run_dir)
+    contract, session = load_policy(policy)
+    if contract.task != task['task']:
+        raise LayoutError(f'{policy} is a policy of task "{contract.task}", the task file of '
+                          f'"{task["task"]}"')
+    module = importlib.import_module(task['isaaclab_env'].partition(':')[0])
+    cfg = build_env_cfg(task, run_dir, episodes, device)
+    cfg.seed = seed
+    clip = contract.action.params.get('clip')
+    with launch_simulation(cfg, {'device': device, 'visualizer': 'none'}):
+        env = ManagerBasedRLEnv(cfg)
+        joints = list(env.scene['robot'].joint_names)
+        check_layout(contract, env, joints)
+        index = torch.as_tensor(isaaclab_to_ours(
+            [(t.name, t.size, t.history_length) for t in contract.observations],
+            contract.joint_names, joints))
+        to_theirs = torch.as_tensor([contract.joint_names.index(j) for j in joints])
+        metrics = module.metrics(env, task)
+        obs, _ = env.reset()
+        running = torch.ones(episodes, dtype=torch.bool)
+        while bool(running.any()):
+            theirs = obs['policy'].detach().cpu().float()
+            ours = torch.empty_like(theirs)
+            ours[:, index] = theirs
+            action = session.run(None, {session.get_inputs()[0].name: ours.numpy()})[0]
+            action = torch.as_tensor(np.asarray(action))[:, to_theirs]
+            if clip is not None:
+                action = action.clamp(-clip, clip)
+            obs, _, terminated, truncated, _ = env.step(action.to(env.device))
+            done = (terminated | truncated).cpu() & running
+            metrics.update(running & ~done)
+            if bool(done.any()):
+                metrics.finish(done, terminated.cpu()[done])
+                running &= ~done
+        env.close()
+    out = metrics.result()
+    out.update({'episodes': episodes, 'task': task['task'], 'policy': str(policy),
+                'seed': seed, 'engine': 'isaaclab'})
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line entry."""
+    parser = argparse.ArgumentParser(prog='python -m sim2real.isaaclab.evaluate',
+                                     description=__doc__.split('\n\n')[0])
+    parser.add_argument('run_dir', type=Path)
+    parser.add_argument('--policy', type=Path, required=True)
+    parser.add_argument('--episodes', type=int, default=64)
+    parser.add_argument('--seed', type=int, default=12345)
+    parser.add_argument('--device', default='cpu')
+    args = parser.parse_args(argv)
+    result = evaluate(args.run_dir, args.policy, args.episodes, args.seed, args.device)
+    sys.stdout.write(json.dumps(result, sort_keys=True) + '\n')
+    return 0
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())
