@@ -8,7 +8,8 @@ temporary folder and reads the JSON line this prints). Each of N envs runs one e
 the env's reset; the policy reads our layout (history newest first, our joint order), mapped
 from Isaac Lab's vector by `sim2real.isaaclab.layout`, its raw actions clipped as the
 contract says and put into the articulation's order. The episode metrics are the robot's
-(`metrics` beside its Isaac Lab env builder), with our names and definitions.
+(`metrics` beside its Isaac Lab env builder), with our names and definitions; `ended_by`
+counts the termination terms that ended the episodes.
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ def evaluate(run_dir: Path, policy: Path, episodes: int, seed: int,
         metrics = module.metrics(env, task)
         obs, _ = env.reset()
         running = torch.ones(episodes, dtype=torch.bool)
+        ended_by: dict[str, int] = {}
         while bool(running.any()):
             theirs = obs['policy'].detach().cpu().float()
             ours = torch.empty_like(theirs)
@@ -86,8 +88,14 @@ def evaluate(run_dir: Path, policy: Path, episodes: int, seed: int,
             if bool(done.any()):
                 metrics.finish(done, terminated.cpu()[done])
                 running &= ~done
+                manager = env.termination_manager
+                for name in manager.active_terms:
+                    hits = int((manager.get_term(name).cpu() & done).sum())
+                    if hits:
+                        ended_by[name] = ended_by.get(name, 0) + hits
         env.close()
     out = metrics.result()
+    out['ended_by'] = ended_by
     out.update({'episodes': episodes, 'task': task['task'], 'policy': str(policy),
                 'seed': seed, 'engine': 'isaaclab'})
     return out

@@ -44,10 +44,12 @@ def _uniform(pair) -> tuple[float, float]:
 
 
 def _scene(task: dict, run_dir: Path, num_envs: int):
-    """Our URDF on a local plane, DC-motor PD actuators, a contact sensor on every body."""
+    """Our URDF on a local plane, DC-motor PD actuators (one group per stall torque, with the
+    URDF's no-load speeds and rotor armature), a contact sensor on every body."""
     from isaaclab.actuators import DCMotorCfg
     from isaaclab.assets import ArticulationCfg
     from sim2real.isaaclab.scene import ground_plane_usd, urdf_spawn
+    from sim2real.urdf import read_motors
     from isaaclab_tasks.core.velocity.velocity_env_cfg import MySceneCfg
     contract = task['contract']
     params = task['env']['scene']['params']
@@ -62,21 +64,24 @@ def _scene(task: dict, run_dir: Path, num_envs: int):
     scene.height_scanner = None
     scene.contact_forces.prim_path = '{ENV_REGEX_NS}/Robot/.*'   # URDF links nest
 
-    def per_joint(values):
-        return {j: float(v) for j, v in zip(joints, values)}
+    motors = read_motors(task['urdf'], joints)   # (stall torque, no-load speed, armature)
+    groups: dict[float, list[str]] = {}   # Isaac Lab's saturation torque is per group
+    for joint in joints:
+        groups.setdefault(motors[joint][0], []).append(joint)
     scene.robot = ArticulationCfg(
         prim_path='{ENV_REGEX_NS}/Robot',
         spawn=urdf_spawn(task['urdf'], run_dir / 'usd'),
         init_state=ArticulationCfg.InitialStateCfg(
             pos=(0.0, 0.0, float(limits['nominal_base_height_m']) + 0.05),
-            joint_pos=per_joint(contract['default_joint_pos_rad'])),
+            joint_pos=dict(zip(joints, map(float, contract['default_joint_pos_rad'])))),
         soft_joint_pos_limit_factor=0.9,
-        actuators={'legs': DCMotorCfg(
-            joint_names_expr=list(joints), stiffness=float(params['kp_nm_per_rad']),
-            damping=float(params['kd_nm_s_per_rad']),
-            saturation_effort=max(limits['stall_torque_nm']),
-            effort_limit=per_joint(limits['effort_limit_nm']),
-            velocity_limit=per_joint(limits['no_load_speed_rad_s']))})
+        actuators={f'motors_{k}': DCMotorCfg(
+            joint_names_expr=names, stiffness=float(params['kp_nm_per_rad']),
+            damping=float(params['kd_nm_s_per_rad']), saturation_effort=float(stall),
+            effort_limit={j: float(limits['effort_limit_nm'][joints.index(j)]) for j in names},
+            velocity_limit={j: motors[j][1] for j in names},
+            armature={j: motors[j][2] for j in names})
+            for k, (stall, names) in enumerate(sorted(groups.items()))})
     return scene
 
 
@@ -299,6 +304,8 @@ class metrics:   # noqa: N801  (the builder module's hook, named as env_cfg is)
         self._lin = torch.zeros(n)
         self._yaw = torch.zeros(n)
         self._count = torch.zeros(n)
+        self._steps = torch.zeros(n)
+        self.step_dt_s = float(env.step_dt)
         self.episodes: list[dict] = []
 
     def update(self, active) -> None:
@@ -319,6 +326,7 @@ class metrics:   # noqa: N801  (the builder module's hook, named as env_cfg is)
         self._lin += counted * lin
         self._yaw += counted * (command[:, 2] - yaw_rate).abs()
         self._count += counted
+        self._steps += active
 
     def finish(self, done, terminated) -> None:
         """Record the episodes of the envs in the mask done (terminated: theirs)."""
@@ -329,11 +337,13 @@ class metrics:   # noqa: N801  (the builder module's hook, named as env_cfg is)
             fell = bool(terminated[k])
             self.episodes.append({'lin_vel_error_mps': lin, 'yaw_rate_error_radps': yaw,
                                   'fall': fell,
+                                  'length_s': (float(self._steps[env_id]) + 1) * self.step_dt_s,
                                   'success': (not fell) and count > 0
                                   and lin <= self.tolerance_mps})
 
     def result(self) -> dict:
-        """Means over the recorded episodes, with our metric names."""
+        """Means over the recorded episodes, with our metric names, and when each fall came
+        [s after the reset]."""
         def mean(key):
             values = [e[key] for e in self.episodes if e[key] == e[key]]
             return sum(values) / len(values) if values else float('nan')
@@ -341,4 +351,6 @@ class metrics:   # noqa: N801  (the builder module's hook, named as env_cfg is)
         return {'lin_vel_error_mps': mean('lin_vel_error_mps'),
                 'yaw_rate_error_radps': mean('yaw_rate_error_radps'),
                 'fall_rate': sum(e['fall'] for e in self.episodes) / n,
-                'success_rate': sum(e['success'] for e in self.episodes) / n}
+                'success_rate': sum(e['success'] for e in self.episodes) / n,
+                'fall_times_s': sorted(round(e['length_s'], 2) for e in self.episodes
+                                       if e['fall'])}
