@@ -57,7 +57,8 @@ def _train_in_isaaclab(args: argparse.Namespace) -> int:
         raise ValueError(f'{", ".join(given)}: not available with --backend isaaclab (rsl_rl '
                          "PPO with the task's action, from scratch or --resume)")
     path = train_in_isaaclab(args.task, args.run_dir, args.set, args.num_envs,
-                             args.max_iterations, args.seed, args.device, args.resume)
+                             args.max_iterations, args.seed, args.device, args.resume,
+                             args.save_interval)
     sys.stdout.write(json.dumps({'onnx': str(path), 'backend': 'isaaclab'}) + '\n')
     return 0
 

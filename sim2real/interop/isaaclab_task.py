@@ -84,7 +84,8 @@ def isaaclab_python() -> str:
 
 def train_in_isaaclab(task: str, run_dir: str | Path, sets: list[str] | None = None,
                       num_envs: int | None = None, iterations: int | None = None,
-                      seed: int = 0, device: str = 'cpu', resume: bool = False) -> Path:
+                      seed: int = 0, device: str = 'cpu', resume: bool = False,
+                      save_interval: int | None = None) -> Path:
     """Write the task file, train in the Isaac Lab venv, import the run as
     RUN_DIR/policy.onnx; return that path."""
     from sim2real.interop.isaaclab_import import import_isaaclab_run
@@ -101,6 +102,8 @@ def train_in_isaaclab(task: str, run_dir: str | Path, sets: list[str] | None = N
         command += ['--iterations', str(iterations)]
     if resume:
         command.append('--resume')
+    if save_interval:
+        command += ['--save-interval', str(save_interval)]
     log.info('running %s', ' '.join(command))
     done = subprocess.run(command, check=False)
     if done.returncode != 0:

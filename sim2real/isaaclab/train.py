@@ -26,7 +26,7 @@ from sim2real.isaaclab.scene import read_task_file
 log = logging.getLogger(__name__)
 
 
-def agent_cfg(task: dict, iterations: int, seed: int, device: str):
+def agent_cfg(task: dict, iterations: int, seed: int, device: str, save_interval: int = 50):
     """rsl_rl's runner config from our task's PPO settings (network sizes, optimizer,
     schedule, rollout length, initial action std, observation normalization) and its action
     clip (rsl_rl's env wrapper clips the raw actions, as our action term does)."""
@@ -38,7 +38,7 @@ def agent_cfg(task: dict, iterations: int, seed: int, device: str):
     gaussian = RslRlMLPModelCfg.GaussianDistributionCfg(init_std=float(net['init_noise_std']))
     cfg = RslRlOnPolicyRunnerCfg(
         seed=seed, device=device, num_steps_per_env=int(ppo['num_steps_per_env']),
-        max_iterations=iterations, save_interval=50, experiment_name=task['task'],
+        max_iterations=iterations, save_interval=save_interval, experiment_name=task['task'],
         obs_groups={'actor': ['policy'], 'critic': ['policy', 'critic']},
         clip_actions=task['contract']['action']['params'].get('clip'),
         actor=RslRlMLPModelCfg(hidden_dims=list(net['actor_hidden_dims']),
@@ -75,7 +75,7 @@ def build_env_cfg(task: dict, run_dir: Path, num_envs: int, device: str):
 
 
 def train(run_dir: Path, num_envs: int, iterations: int, seed: int, device: str = 'cpu',
-          resume: bool = False) -> Path:
+          resume: bool = False, save_interval: int = 50) -> Path:
     """Build, train and write the run; return the last checkpoint's path."""
     import isaacsim.asset.importer.urdf  # noqa: F401  (its USD schemas: before any stage)
     from isaaclab.app.sim_launcher import launch_simulation
@@ -86,7 +86,7 @@ def train(run_dir: Path, num_envs: int, iterations: int, seed: int, device: str 
     task = read_task_file(run_dir)
     env_cfg = build_env_cfg(task, run_dir, num_envs, device)
     env_cfg.seed = seed
-    agent = agent_cfg(task, iterations, seed, device)
+    agent = agent_cfg(task, iterations, seed, device, save_interval)
     with launch_simulation(env_cfg, {'device': device, 'visualizer': 'none'}):
         env = ManagerBasedRLEnv(env_cfg)
         params = run_dir / 'params'
@@ -120,12 +120,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--device', default='cpu', help='cpu or cuda:N')
     parser.add_argument('--resume', action='store_true',
                         help='continue from the newest model_<it>.pt in RUN_DIR')
+    parser.add_argument('--save-interval', type=int, default=50,
+                        help='write model_<it>.pt every N iterations')
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format='%(levelname)s %(name)s: %(message)s')
     task = read_task_file(args.run_dir)
     last = train(args.run_dir, args.num_envs or int(task['train']['num_envs']),
                  args.iterations or int(task['train']['max_iterations']), args.seed,
-                 args.device, args.resume)
+                 args.device, args.resume, args.save_interval)
     log.info('wrote %s', last)
     return 0
 
