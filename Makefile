@@ -13,13 +13,18 @@ DEMO_DIR ?= runs/demo
 PYTEST_ARGS ?=
 
 # The Isaac Lab stage (issue 20): a Python 3.12 venv with Isaac Lab 3.0, every package pinned
-# in requirements-isaaclab.txt, kept outside the clone (about 8 GB, 20 minutes to build here)
-# under a name holding the lock's hash, so a changed lock builds a new one (older ones go).
-PYTHON312 ?= $(shell pyenv prefix 3.12.1 2>/dev/null || echo /usr)/bin/python3.12
+# in requirements-isaaclab.txt, kept outside the clone (about 8 GB; 11-20 minutes to build on
+# a fresh machine) under a name holding the lock's hash, so a changed lock builds a new one
+# (older ones are removed once it is built). ISAACLAB_STAGE=0 skips the stage, saying so.
+# pyenv's 3.12 first (its python3.12 shim fails unless 3.12 is the selected version)
+PYTHON312 ?= $(or $(wildcard $(shell pyenv prefix 3.12 2>/dev/null)/bin/python3.12),\
+                  $(shell command -v python3.12 2>/dev/null))
 ISAACLAB_LOCK := requirements-isaaclab.txt
 ISAACLAB_HOME ?= $(HOME)/.cache/sim2real
-ISAACLAB_VENV ?= $(ISAACLAB_HOME)/isaaclab-venv-$(shell sha256sum $(ISAACLAB_LOCK) | cut -c1-12)
+ISAACLAB_NAME := isaaclab-venv-$(shell sha256sum $(ISAACLAB_LOCK) | cut -c1-12)
+ISAACLAB_VENV := $(ISAACLAB_HOME)/$(ISAACLAB_NAME)
 ISAACLAB_STAMP := $(ISAACLAB_VENV)/.installed
+ISAACLAB_STAGE ?= 1
 export WARP_CACHE_PATH ?= $(HOME)/.cache/warp
 
 .PHONY: all demo test lint bench clean distclean osmesa isaaclab-venv isaaclab-stage
@@ -66,19 +71,30 @@ test: $(STAMP)
 
 isaaclab-venv: $(ISAACLAB_STAMP)
 
-$(ISAACLAB_STAMP): $(ISAACLAB_LOCK)
-	rm -rf $(ISAACLAB_HOME)/isaaclab-venv-*
-	$(PYTHON312) -m venv $(ISAACLAB_VENV)
-	$(ISAACLAB_VENV)/bin/python -m pip install -q --no-deps -r $(ISAACLAB_LOCK)
-	touch $@
+# keyed by the lock's hash (the path), not its timestamp; a failed build leaves no stamp
+$(ISAACLAB_STAMP):
+	@test -x "$(PYTHON312)" || { echo "no Python 3.12 (python3.12 or pyenv's 3.12): the" \
+	    "Isaac Lab stage needs one (ISAACLAB_STAGE=0 skips it)" >&2; exit 1; }
+	rm -rf -- "$(ISAACLAB_VENV)"
+	"$(PYTHON312)" -m venv "$(ISAACLAB_VENV)"
+	"$(ISAACLAB_VENV)/bin/python" -m pip install -q --no-deps -r $(ISAACLAB_LOCK)
+	touch "$@"
+	find "$(ISAACLAB_HOME)" -mindepth 1 -maxdepth 1 -name 'isaaclab-venv-*' \
+	    ! -name '$(ISAACLAB_NAME)' -exec rm -rf -- {} +
 
 # our task built, stepped, trained 2 iterations and imported in Isaac Lab (tests/isaaclab);
-# this checkout goes into the venv (--no-deps: its MuJoCo 3 stays) before each run
+# this checkout goes into the venv (--no-deps: its MuJoCo 3 stays; from a clean build/, so
+# no deleted module survives) before each run
+ifeq ($(ISAACLAB_STAGE),0)
+isaaclab-stage:
+	@echo 'Isaac Lab stage SKIPPED (ISAACLAB_STAGE=0)'
+else
 isaaclab-stage: $(STAMP) $(ISAACLAB_STAMP)
-	$(ISAACLAB_VENV)/bin/python -m pip install -q --no-deps --no-build-isolation \
+	rm -rf build
+	"$(ISAACLAB_VENV)/bin/python" -m pip install -q --no-deps --no-build-isolation \
 	    --force-reinstall .
-	SIM2REAL_ISAACLAB_PYTHON=$(ISAACLAB_VENV)/bin/python $(PY) -m pytest -q -m isaaclab \
-	    tests/isaaclab
+	SIM2REAL_ISAACLAB_PYTHON="$(ISAACLAB_VENV)/bin/python" $(PY) -m pytest -q tests/isaaclab
+endif
 
 lint: $(STAMP)
 	$(PY) -m flake8

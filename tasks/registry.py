@@ -50,22 +50,28 @@ class TaskSpec:
 
 
 _REGISTRY: dict[str, TaskSpec] = {}
-_folders_loaded = False
+_folders_done: set[str] = set()
+"""Robot folders whose register_tasks() ran to the end."""
+_folders_running: set[str] = set()
+"""Robot folders whose register_tasks() is running (a hook asking the registry re-enters)."""
 
 
 def _load_folders() -> None:
-    """Run register_tasks() of every robot folder of this package, once per process."""
-    global _folders_loaded
-    if _folders_loaded:
-        return
-    _folders_loaded = True
+    """Run register_tasks() of every robot folder of this package, each once per process
+    (a folder whose hook raised is tried again at the next call, as plug-ins are)."""
     package = importlib.import_module('sim2real.tasks')
     for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-        if info.ispkg:
+        if not info.ispkg or info.name in _folders_done or info.name in _folders_running:
+            continue
+        _folders_running.add(info.name)
+        try:
             hook = getattr(importlib.import_module(f'sim2real.tasks.{info.name}'),
                            'register_tasks', None)
             if hook is not None:
                 hook()
+            _folders_done.add(info.name)
+        finally:
+            _folders_running.discard(info.name)
 
 
 def register(spec: TaskSpec) -> None:

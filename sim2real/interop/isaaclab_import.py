@@ -26,9 +26,9 @@ from torch import nn
 
 from sim2real.contract import Contract, file_sha256, ObservationTermSpec
 from sim2real.export.onnx_policy import export_onnx, verify_onnx
-from sim2real.isaaclab.layout import isaaclab_to_ours
 from sim2real.interop.isaaclab_run import (
     IsaacLabRun, IsaacLabRunError, ObsTerm, read_run, resolve_joint_values)
+from sim2real.isaaclab.layout import isaaclab_to_ours
 from sim2real.sim.joint_robot import movable_joints
 
 log = logging.getLogger(__name__)
@@ -270,6 +270,8 @@ def import_isaaclab_run(run_dir: str | Path, task: str, out: str | Path | None =
     # env delays neither actions nor (refused above) observations
     contract.action.params['delay_ticks_trained'] = [0, 0]
     contract.robot_params['observation_delay_ticks_trained'] = [0, 0]
+    for key in ('observation_jitter_prob_trained', 'observation_dropout_prob_trained'):
+        contract.robot_params.pop(key, None)   # nor jitters or drops them
     contract.robot_params['isaaclab_checkpoint'] = str(run.checkpoint.name)
     contract.robot_params['isaaclab_joint_order'] = list(joint_order)
     actor, width = load_actor(run)

@@ -171,6 +171,10 @@ def _observations(env: dict, where: str) -> tuple[ObsTerm, ...]:
     if group.get('history_length') not in (None, 0, 1):
         raise IsaacLabRunError(f'{where}: observations.policy.history_length '
                                f'{group["history_length"]}: a group-wide history is not read')
+    if group.get('history_order', 'term') != 'term':
+        raise IsaacLabRunError(f'{where}: observations.policy.history_order '
+                               f'{group["history_order"]!r}: only "term" is read')
+    corrupted = bool(group.get('enable_corruption', True))   # False: noise never applied
     out = []
     for name, term in group.items():
         if not isinstance(term, dict):
@@ -194,7 +198,8 @@ def _observations(env: dict, where: str) -> tuple[ObsTerm, ...]:
                            None if scale is None else float(scale),
                            None if clip is None else (float(clip[0]), float(clip[1])),
                            int(term.get('history_length') or 0),
-                           _noise_std(term.get('noise'), f'{dotted}.noise', where)))
+                           _noise_std(term.get('noise'), f'{dotted}.noise', where)
+                           if corrupted else 0.0))
     return tuple(out)
 
 

@@ -14,6 +14,7 @@ import json
 import logging
 import os
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -87,12 +88,28 @@ def train_in_isaaclab(task: str, run_dir: str | Path, sets: list[str] | None = N
                       seed: int = 0, device: str = 'cpu', resume: bool = False,
                       save_interval: int | None = None) -> Path:
     """Write the task file, train in the Isaac Lab venv, import the run as
-    RUN_DIR/policy.onnx; return that path."""
+    RUN_DIR/policy.onnx; return that path. iterations: in total, as ours; a resumed run keeps
+    its task file, env count and seed."""
     from sim2real.interop.isaaclab_import import import_isaaclab_run
     run_dir = Path(run_dir)
     python = isaaclab_python()
-    if not (resume and (run_dir / TASK_FILE).is_file()):
-        write_task_file(task, run_dir, sets)
+    path = run_dir / TASK_FILE
+    if resume:
+        if not path.is_file():
+            raise IsaacLabSetupError(f'--resume: {path} does not exist')
+        if sets:
+            raise IsaacLabSetupError('--set with --resume: the run keeps the settings of its '
+                                     f'task file ({path})')
+        run = yaml.safe_load(path.read_text()).get('run', {})
+        num_envs, seed = num_envs or run.get('num_envs'), run.get('seed', seed)
+    else:
+        if list(run_dir.glob('model_*.pt')):
+            raise IsaacLabSetupError(f'{run_dir} holds checkpoints of another run: --resume '
+                                     'it, or choose a new --run-dir')
+        data = task_file_data(task, sets)
+        data['run'] = {'num_envs': num_envs or int(data['train']['num_envs']), 'seed': seed}
+        run_dir.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump(data, sort_keys=False))
     # -P: a checkout's sim2real/ in the working directory must not shadow the installed one
     command = [python, '-P', '-m', 'sim2real.isaaclab.train', str(run_dir), '--seed',
                str(seed), '--device', device]
@@ -105,7 +122,7 @@ def train_in_isaaclab(task: str, run_dir: str | Path, sets: list[str] | None = N
     if save_interval:
         command += ['--save-interval', str(save_interval)]
     log.info('running %s', ' '.join(command))
-    done = subprocess.run(command, check=False)
+    done = subprocess.run(command, check=False, stdout=sys.stderr)   # ours: one JSON line
     if done.returncode != 0:
         raise IsaacLabSetupError(f'Isaac Lab training exited with {done.returncode}: '
                                  f'{" ".join(command)}')
@@ -120,19 +137,26 @@ def evaluate_in_isaaclab(policy: str | Path, episodes: int, seed: int = 12345,
     from sim2real.tasks import get_task
     from sim2real.verdict import as_dicts, judge
     python = isaaclab_python()
+    policy = Path(policy)
+    if policy.is_dir():
+        policy = policy / 'policy.onnx'   # a run directory: its exported file
+    if not policy.is_file():
+        raise IsaacLabSetupError(f'{policy}: no such ONNX file (export the run first)')
     contract = read_contract(policy)
     with tempfile.TemporaryDirectory(prefix='sim2real-isaaclab-eval-') as run_dir:
         write_task_file(contract.task, run_dir)
+        out = Path(run_dir) / 'result.json'
         command = [python, '-P', '-m', 'sim2real.isaaclab.evaluate', run_dir, '--policy',
-                   str(Path(policy).resolve()), '--episodes', str(episodes), '--seed',
-                   str(seed), '--device', device]
+                   str(policy.resolve()), '--episodes', str(episodes), '--seed', str(seed),
+                   '--device', device, '--out', str(out)]
         log.info('running %s', ' '.join(command))
-        done = subprocess.run(command, check=False, stdout=subprocess.PIPE, text=True)
-    if done.returncode != 0:
-        raise IsaacLabSetupError(f'Isaac Lab evaluation exited with {done.returncode}: '
-                                 f'{" ".join(command)}')
-    result = json.loads(done.stdout.strip().splitlines()[-1])
-    result.update({'backend': 'isaaclab', 'device': device, 'randomization': 'full'})
+        done = subprocess.run(command, check=False, stdout=sys.stderr)
+        if done.returncode != 0 or not out.is_file():
+            raise IsaacLabSetupError(f'Isaac Lab evaluation exited with {done.returncode}: '
+                                     f'{" ".join(command)}')
+        result = json.loads(out.read_text())
+    result.update({'backend': 'isaaclab', 'device': device,
+                   'randomization': 'the Isaac Lab env of the task (README, "Isaac Lab")'})
     floors = get_task(contract.task).acceptance.get('eval', ())
     passed, text = judge(result, floors)
     result['verdict'] = {'passed': passed, 'text': text, 'floors': as_dicts(floors)}

@@ -1,7 +1,7 @@
 """Run one of our ONNX policies in its task's Isaac Lab env and measure its episodes.
 
     python -m sim2real.isaaclab.evaluate RUN_DIR --policy FILE.onnx [--episodes N]
-        [--seed S] [--device cpu]
+        [--seed S] [--device cpu] [--out RESULT.json]
 
 RUN_DIR holds the task file (`sim2real eval FILE --backend isaaclab` writes it in a
 temporary folder and reads the JSON line this prints). Each of N envs runs one episode from
@@ -31,18 +31,41 @@ class LayoutError(ValueError):
     """The policy's contract does not describe the env's policy vector."""
 
 
-def check_layout(contract, env, joint_names: list[str]) -> None:
-    """Refuse a policy whose terms, sizes or joints are not the env's, naming the item."""
-    manager = env.observation_manager
-    names = list(manager.active_terms['policy'])
-    theirs = [t.name for t in contract.observations]
-    if names != theirs:
-        raise LayoutError(f'policy terms {theirs}: the Isaac Lab env computes {names}')
-    dims = manager.group_obs_dim['policy'][0]
+def check_layout(contract, task: dict, env) -> None:
+    """Refuse a policy whose observation terms (name, size, scale, clip, history) or action
+    (kind, scale) are not those of the task file the env was built from, or whose joints are
+    not the articulation's, naming the item."""
+    built = task['contract']
+    for k, (ours, theirs) in enumerate(zip(contract.observations, built['observations'])):
+        for field in ('name', 'size', 'scale', 'clip', 'history_length'):
+            if getattr(ours, field) != theirs[field]:
+                raise LayoutError(f'observations[{k}].{field} {getattr(ours, field)!r}: the '
+                                  f'Isaac Lab env computes {theirs[field]!r}')
+    if len(contract.observations) != len(built['observations']):
+        raise LayoutError(f'{len(contract.observations)} observation terms: the Isaac Lab env '
+                          f'computes {len(built["observations"])}')
+    for field, got, want in (('action.kind', contract.action.kind, built['action']['kind']),
+                             ('action.params.scale', contract.action.params.get('scale'),
+                              built['action']['params'].get('scale'))):
+        if got != want:
+            raise LayoutError(f'{field} {got!r}: the Isaac Lab env uses {want!r}')
+    dims = env.observation_manager.group_obs_dim['policy'][0]
     if dims != contract.observation_size:
         raise LayoutError(f'observation size {contract.observation_size}: the env gives {dims}')
-    if sorted(joint_names) != sorted(contract.joint_names):
-        raise LayoutError(f'joints {contract.joint_names}: the articulation has {joint_names}')
+    joints = list(env.scene['robot'].joint_names)
+    if sorted(joints) != sorted(contract.joint_names):
+        raise LayoutError(f'joints {contract.joint_names}: the articulation has {joints}')
+
+
+def _plain(value):
+    """value with NaN as None (JSON null), recursively."""
+    if isinstance(value, float) and value != value:
+        return None
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
 
 
 def evaluate(run_dir: Path, policy: Path, episodes: int, seed: int,
@@ -64,8 +87,8 @@ def evaluate(run_dir: Path, policy: Path, episodes: int, seed: int,
     clip = contract.action.params.get('clip')
     with launch_simulation(cfg, {'device': device, 'visualizer': 'none'}):
         env = ManagerBasedRLEnv(cfg)
+        check_layout(contract, task, env)
         joints = list(env.scene['robot'].joint_names)
-        check_layout(contract, env, joints)
         index = torch.as_tensor(isaaclab_to_ours(
             [(t.name, t.size, t.history_length) for t in contract.observations],
             contract.joint_names, joints))
@@ -95,10 +118,11 @@ def evaluate(run_dir: Path, policy: Path, episodes: int, seed: int,
                         ended_by[name] = ended_by.get(name, 0) + hits
         env.close()
     out = metrics.result()
+    out['termination_rate'] = (episodes - ended_by.get('time_out', 0)) / episodes
     out['ended_by'] = ended_by
     out.update({'episodes': episodes, 'task': task['task'], 'policy': str(policy),
                 'seed': seed, 'engine': 'isaaclab'})
-    return out
+    return _plain(out)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -110,9 +134,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--episodes', type=int, default=64)
     parser.add_argument('--seed', type=int, default=12345)
     parser.add_argument('--device', default='cpu')
+    parser.add_argument('--out', type=Path, default=None,
+                        help='also write the result to this JSON file')
     args = parser.parse_args(argv)
     result = evaluate(args.run_dir, args.policy, args.episodes, args.seed, args.device)
-    sys.stdout.write(json.dumps(result, sort_keys=True) + '\n')
+    text = json.dumps(result, sort_keys=True)
+    if args.out is not None:
+        args.out.write_text(text + '\n')
+    sys.stdout.write(text + '\n')
     return 0
 
 

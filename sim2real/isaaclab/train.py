@@ -76,7 +76,8 @@ def build_env_cfg(task: dict, run_dir: Path, num_envs: int, device: str):
 
 def train(run_dir: Path, num_envs: int, iterations: int, seed: int, device: str = 'cpu',
           resume: bool = False, save_interval: int = 50) -> Path:
-    """Build, train and write the run; return the last checkpoint's path."""
+    """Build, train and write the run (iterations in total, a resumed run's included);
+    return the last checkpoint's path."""
     import isaacsim.asset.importer.urdf  # noqa: F401  (its USD schemas: before any stage)
     from isaaclab.app.sim_launcher import launch_simulation
     from isaaclab.envs import ManagerBasedRLEnv
@@ -97,10 +98,13 @@ def train(run_dir: Path, num_envs: int, iterations: int, seed: int, device: str 
         runner = create_rsl_rl_runner(RslRlVecEnvWrapper(env, clip_actions=agent.clip_actions),
                                       agent, log_dir=str(run_dir))
         start = newest_checkpoint(run_dir) if resume else None
+        remaining = iterations
         if start is not None:
-            log.info('resuming from %s', start)
             runner.load(str(start))
-        runner.learn(num_learning_iterations=iterations, init_at_random_ep_len=True)
+            remaining = max(0, iterations - runner.current_learning_iteration - 1)
+            log.info('resuming from %s: %d of %d iterations left', start, remaining,
+                     iterations)
+        runner.learn(num_learning_iterations=remaining, init_at_random_ep_len=True)
         last = run_dir / f'model_{runner.current_learning_iteration}.pt'
         runner.save(str(last))
         env.close()
@@ -115,19 +119,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--num-envs', type=int, default=None,
                         help="envs (default: the task's training default)")
     parser.add_argument('--iterations', type=int, default=None,
-                        help="PPO iterations (default: the task's)")
+                        help="PPO iterations in total (default: the task's)")
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument('--device', default='cpu', help='cpu or cuda:N')
     parser.add_argument('--resume', action='store_true',
                         help='continue from the newest model_<it>.pt in RUN_DIR')
-    parser.add_argument('--save-interval', type=int, default=50,
-                        help='write model_<it>.pt every N iterations')
+    parser.add_argument('--save-interval', type=int, default=None,
+                        help="write model_<it>.pt every N iterations (default: the task's)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format='%(levelname)s %(name)s: %(message)s')
     task = read_task_file(args.run_dir)
     last = train(args.run_dir, args.num_envs or int(task['train']['num_envs']),
                  args.iterations or int(task['train']['max_iterations']), args.seed,
-                 args.device, args.resume, args.save_interval)
+                 args.device, args.resume,
+                 args.save_interval or int(task['train'].get('save_interval') or 50))
     log.info('wrote %s', last)
     return 0
 

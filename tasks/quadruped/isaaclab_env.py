@@ -30,11 +30,43 @@ NOT_IN_ISAACLAB = {
     'observations.policy.delay_ticks': 'Isaac Lab delays each term by its own draw; trained '
                                        'without observation delay, jitter or dropout',
     'only_positive_rewards': 'Isaac Lab sums rewards without clipping them at zero',
+    'observations.critic': 'the critic reads the (noisy) policy group and the true base '
+                           'velocity; Isaac Lab has no physical_params term',
+    'train.edge_prob, train.corner_prob': 'every env draws the box uniformly (no edge or '
+                                          'corner bias)',
+    'ppo.critic_warmup_iterations, policy.obs_clip, policy.actor_output_gain':
+        'rsl_rl has no such settings',
 }
 """Our quadruped settings this env does not reproduce, with the reason (logged at build)."""
+RESET_CLEARANCE_M = 0.02
+"""Height above the standing height at which a reset drops the base [m] (the default of
+events.reset_base's clearance_m)."""
+CONTACT_N = 1.0
+"""Contact force above which a body counts as touching [N] (Isaac Lab's velocity task)."""
+USED_PARAMS = {
+    'rewards.track_lin_vel_xy': {'std_m_s'}, 'rewards.track_ang_vel_z': {'std_rad_s'},
+    'rewards.feet_air_time': {'threshold_s'}, 'rewards.joint_pos_limits': {'soft_ratio'},
+    'rewards.base_height': {'target_m'}, 'terminations.bad_orientation': {'limit_rad'},
+    'terminations.base_too_low': {'min_height_m'},
+    'events.foot_friction': {'friction_range'}, 'events.base_mass': {'mass_range_kg'},
+    'events.base_com': {'offset_m'}, 'events.link_masses': {'scale_range'},
+    'events.pd_gains': {'kp_scale', 'kd_scale'},
+    'events.reset_base': {'offset_m', 'lin_vel_m_s', 'ang_vel_rad_s', 'clearance_m'},
+    'events.reset_joints': {'scale_range'}, 'events.push_base': {'lin_vel_m_s'},
+}
+"""The parameters of our terms that the mapped Isaac Lab terms take; any other is refused
+(a changed min_command_m_s, say, would otherwise be dropped)."""
 FEET = '.*_foot'
 THIGHS_CALVES = '.*_(thigh|calf)'
 BASE = 'base_link'
+
+
+def _check_params(where: str, params: dict) -> dict:
+    """params, refused naming the key when one is not taken by the mapped Isaac Lab term."""
+    extra = sorted(set(params) - USED_PARAMS.get(where, set()))
+    if extra:
+        raise ValueError(f'{where}.params {extra}: not taken by the Isaac Lab term it maps to')
+    return params
 
 
 def _uniform(pair) -> tuple[float, float]:
@@ -64,6 +96,11 @@ def _scene(task: dict, run_dir: Path, num_envs: int):
     scene.height_scanner = None
     scene.contact_forces.prim_path = '{ENV_REGEX_NS}/Robot/.*'   # URDF links nest
 
+    events, rewards = task['env']['events'], task['env']['rewards']
+    clearance_m = float(events.get('reset_base', {}).get('params', {}).get(
+        'clearance_m', RESET_CLEARANCE_M))
+    soft_ratio = float(rewards.get('joint_pos_limits', {}).get('params', {}).get(
+        'soft_ratio', 0.9))   # our joint_pos_limits' default
     motors = read_motors(task['urdf'], joints)   # (stall torque, no-load speed, armature)
     groups: dict[float, list[str]] = {}   # Isaac Lab's saturation torque is per group
     for joint in joints:
@@ -72,9 +109,9 @@ def _scene(task: dict, run_dir: Path, num_envs: int):
         prim_path='{ENV_REGEX_NS}/Robot',
         spawn=urdf_spawn(task['urdf'], run_dir / 'usd'),
         init_state=ArticulationCfg.InitialStateCfg(
-            pos=(0.0, 0.0, float(limits['nominal_base_height_m']) + 0.05),
+            pos=(0.0, 0.0, float(limits['nominal_base_height_m']) + clearance_m),
             joint_pos=dict(zip(joints, map(float, contract['default_joint_pos_rad'])))),
-        soft_joint_pos_limit_factor=0.9,
+        soft_joint_pos_limit_factor=soft_ratio,
         actuators={f'motors_{k}': DCMotorCfg(
             joint_names_expr=names, stiffness=float(params['kp_nm_per_rad']),
             damping=float(params['kd_nm_s_per_rad']), saturation_effort=float(stall),
@@ -144,7 +181,7 @@ def _rewards(task: dict):
             **command, 'threshold': p['threshold_s'],
             'sensor_cfg': SceneEntityCfg(contacts, body_names=FEET)}),
         'undesired_contacts': lambda p: (mdp.undesired_contacts, {
-            'threshold': 1.0,
+            'threshold': CONTACT_N,
             'sensor_cfg': SceneEntityCfg(contacts, body_names=[BASE, THIGHS_CALVES])}),
         'joint_pos_limits': lambda p: (mdp.joint_pos_limits, {}),
         'flat_orientation': lambda p: (mdp.flat_orientation_l2, {}),
@@ -157,7 +194,7 @@ def _rewards(task: dict):
     for name, term in task['env']['rewards'].items():
         if name not in table:
             raise ValueError(f'rewards.{name}: no Isaac Lab term is mapped')
-        func, params = table[name](term['params'])
+        func, params = table[name](_check_params(f'rewards.{name}', term['params']))
         setattr(out, name, RewardTermCfg(func=func, weight=float(term['weight']),
                                          params=params))
     return out
@@ -171,7 +208,8 @@ def _terminations(task: dict):
     table = {
         'time_out': lambda p: (mdp.time_out, {}),
         'base_contact': lambda p: (mdp.illegal_contact, {
-            'threshold': 1.0, 'sensor_cfg': SceneEntityCfg('contact_forces', body_names=BASE)}),
+            'threshold': CONTACT_N,
+            'sensor_cfg': SceneEntityCfg('contact_forces', body_names=BASE)}),
         'bad_orientation': lambda p: (mdp.bad_orientation, {'limit_angle': p['limit_rad']}),
         'base_too_low': lambda p: (mdp.root_height_below_minimum,
                                    {'minimum_height': p['min_height_m']}),
@@ -182,7 +220,7 @@ def _terminations(task: dict):
     for name, term in task['env']['terminations'].items():
         if name not in table:
             raise ValueError(f'terminations.{name}: no Isaac Lab term is mapped')
-        func, params = table[name](term['params'])
+        func, params = table[name](_check_params(f'terminations.{name}', term['params']))
         setattr(out, name, TerminationTermCfg(func=func, params=params,
                                               time_out=bool(term['time_out'])))
     return out
@@ -233,7 +271,7 @@ def _events(task: dict):
             continue
         if name not in table:
             raise ValueError(f'events.{name}: no Isaac Lab term is mapped')
-        mode, func, params = table[name](term['params'])
+        mode, func, params = table[name](_check_params(f'events.{name}', term['params']))
         extra = {'interval_range_s': _uniform(term['interval_s'])} if mode == 'interval' else {}
         setattr(out, name, EventTermCfg(func=func, mode=mode, params=params, **extra))
     return out
@@ -315,14 +353,14 @@ class metrics:   # noqa: N801  (the builder module's hook, named as env_cfg is)
         robot = env.scene['robot']
         command = _torch(env.command_manager.get_command('base_velocity')).cpu()
         time_left = _torch(env.command_manager.get_term('base_velocity').time_left).cpu()
-        counted = active & (self.period_s - time_left >= self.settle_s - 1e-6)
-        v_w = _torch(robot.data.root_lin_vel_w).cpu()
+        counted = active & (self.period_s - time_left >= self.settle_s - 0.5 * self.step_dt_s)
+        v_w = _torch(robot.data.root_link_lin_vel_w).cpu()   # base origin, as ours
         yaw = _torch(robot.data.heading_w).cpu()
         cos, sin = torch.cos(yaw), torch.sin(yaw)
         v_heading = torch.stack((cos * v_w[:, 0] + sin * v_w[:, 1],
                                  -sin * v_w[:, 0] + cos * v_w[:, 1]), dim=1)
         lin = torch.linalg.vector_norm(command[:, :2] - v_heading, dim=1)
-        yaw_rate = _torch(robot.data.root_ang_vel_w).cpu()[:, 2]
+        yaw_rate = _torch(robot.data.root_link_ang_vel_w).cpu()[:, 2]
         self._lin += counted * lin
         self._yaw += counted * (command[:, 2] - yaw_rate).abs()
         self._count += counted

@@ -13,13 +13,12 @@ import pytest
 import torch
 import yaml
 
-from sim2real.contract import file_sha256
+from sim2real.contract import file_sha256, ObservationTermSpec
 from sim2real.export.onnx_policy import INPUT_NAME, onnx_session, OUTPUT_NAME
 from sim2real.interop.isaaclab_import import _indices, import_isaaclab_run, load_actor
 from sim2real.interop.isaaclab_run import read_run
 from sim2real.interop.isaaclab_task import (
-    IsaacLabSetupError, PYTHON_ENV_VAR, task_file_data, write_task_file)
-from sim2real.contract import ObservationTermSpec
+    IsaacLabSetupError, PYTHON_ENV_VAR, task_file_data, train_in_isaaclab, write_task_file)
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = Path(__file__).resolve().parent / 'fixtures' / 'isaaclab_sim2real_quadruped_flat'
@@ -124,24 +123,51 @@ def test_the_task_file_holds_the_task_as_trained(tmp_path):
 
 
 def test_a_task_without_an_isaac_lab_env_and_a_missing_venv_are_refused(
-        tmp_path, monkeypatch):
+        tmp_path, monkeypatch, caplog):
     """quadrotor-hover names no builder; without SIM2REAL_ISAACLAB_PYTHON the command says
-    which variable to set and exits 2 before writing anything."""
+    which variable to set and exits 2 before writing anything; --algo, another run's
+    checkpoints in the folder, and --set with --resume are refused by name."""
     from sim2real.cli.main import main
     with pytest.raises(IsaacLabSetupError, match='task "quadrotor-hover" has no Isaac Lab'):
         task_file_data('quadrotor-hover')
     monkeypatch.delenv(PYTHON_ENV_VAR, raising=False)
     run = tmp_path / 'run'
     assert main(['train', TASK, '--backend', 'isaaclab', '--run-dir', str(run)]) == 2
-    assert not run.exists()
+    assert PYTHON_ENV_VAR in caplog.text and not run.exists()
+    monkeypatch.setenv(PYTHON_ENV_VAR, sys.executable)   # exists: the next refusals are ours
+    caplog.clear()
     assert main(['train', TASK, '--backend', 'isaaclab', '--run-dir', str(run),
                  '--algo', 'sac']) == 2
+    assert '--algo: not available with --backend isaaclab' in caplog.text
+    run.mkdir()
+    (run / 'model_10.pt').write_bytes(b'')
+    with pytest.raises(IsaacLabSetupError, match='holds checkpoints of another run'):
+        train_in_isaaclab(TASK, run)
+    write_task_file(TASK, run)
+    with pytest.raises(IsaacLabSetupError, match='--set with --resume'):
+        train_in_isaaclab(TASK, run, sets=['ppo.learning_rate=1e-4'], resume=True)
 
 
 def test_the_isaac_lab_modules_import_without_our_simulator():
-    """The builder and the trainer load in a venv without MuJoCo 4: importing them pulls in
-    neither mujoco nor another task's modules."""
-    code = ('import sys, sim2real.tasks.quadruped.isaaclab_env, sim2real.isaaclab.train; '
+    """Everything that runs in the Isaac Lab venv (our MuJoCo 4 is not there), function
+    bodies included, imports only the Isaac Lab layer, the base and the URDF reader: checked
+    on the source (AST), and by importing the modules in a fresh process without mujoco."""
+    import ast
+    files = sorted((ROOT / 'sim2real' / 'isaaclab').glob('*.py')) + [
+        ROOT / 'tasks' / 'quadruped' / 'isaaclab_env.py']
+    allowed = ('sim2real.isaaclab', 'sim2real.urdf', 'sim2real.onnx_io', 'sim2real.contract')
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ''] if isinstance(node, ast.ImportFrom) else [])
+            for name in names:
+                assert not name.startswith('mujoco'), (path, name)
+                if name.startswith('sim2real'):
+                    assert name.startswith(allowed), (path, name)
+    modules = ', '.join(['sim2real.tasks.quadruped.isaaclab_env'] + [
+        f'sim2real.isaaclab.{p.stem}' for p in files if p.parent.name == 'isaaclab'
+        and p.stem != '__init__'])
+    code = (f'import sys, {modules}; '
             'bad = sorted(m for m in sys.modules if m.split(".")[0] == "mujoco" or '
             'm.startswith(("sim2real.tasks.hand", "sim2real.tasks.quadrotor", '
             '"sim2real.tasks.quadruped.scene"))); print(bad); sys.exit(1 if bad else 0)')
