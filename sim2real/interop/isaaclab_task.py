@@ -21,7 +21,8 @@ from pathlib import Path
 import yaml
 
 from sim2real.contract import file_sha256
-from sim2real.isaaclab.scene import TASK_FILE
+from sim2real.isaaclab.evaluate import check_contract
+from sim2real.isaaclab.scene import read_task_file, TASK_FILE
 
 log = logging.getLogger(__name__)
 
@@ -145,6 +146,7 @@ def evaluate_in_isaaclab(policy: str | Path, episodes: int, seed: int = 12345,
     contract = read_contract(policy)
     with tempfile.TemporaryDirectory(prefix='sim2real-isaaclab-eval-') as run_dir:
         write_task_file(contract.task, run_dir)
+        check_contract(contract, read_task_file(run_dir))   # before Isaac Lab starts
         out = Path(run_dir) / 'result.json'
         command = [python, '-P', '-m', 'sim2real.isaaclab.evaluate', run_dir, '--policy',
                    str(policy.resolve()), '--episodes', str(episodes), '--seed', str(seed),

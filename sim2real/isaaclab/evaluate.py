@@ -31,10 +31,9 @@ class LayoutError(ValueError):
     """The policy's contract does not describe the env's policy vector."""
 
 
-def check_layout(contract, task: dict, env) -> None:
+def check_contract(contract, task: dict) -> None:
     """Refuse a policy whose observation terms (name, size, scale, clip, history) or action
-    (kind, scale) are not those of the task file the env was built from, or whose joints are
-    not the articulation's, naming the item."""
+    (kind, scale) are not those of the task file the env is built from, naming the item."""
     built = task['contract']
     for k, (ours, theirs) in enumerate(zip(contract.observations, built['observations'])):
         for field in ('name', 'size', 'scale', 'clip', 'history_length'):
@@ -49,6 +48,11 @@ def check_layout(contract, task: dict, env) -> None:
                               built['action']['params'].get('scale'))):
         if got != want:
             raise LayoutError(f'{field} {got!r}: the Isaac Lab env uses {want!r}')
+
+
+def check_layout(contract, task: dict, env) -> None:
+    """check_contract, then the env's policy width and articulation joints."""
+    check_contract(contract, task)
     dims = env.observation_manager.group_obs_dim['policy'][0]
     if dims != contract.observation_size:
         raise LayoutError(f'observation size {contract.observation_size}: the env gives {dims}')

@@ -174,3 +174,19 @@ def test_the_isaac_lab_modules_import_without_our_simulator():
     done = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_policy_of_another_layout_is_refused_before_isaac_lab_starts(tmp_path, monkeypatch,
+                                                                       caplog):
+    """The Go2-class fixture imported (48 inputs: Isaac Lab's own Go2 terms) is a
+    quadruped-flat policy by task, not by layout: `eval --backend isaaclab` exits 2 naming
+    observations[0].name before any Isaac Lab process (the stand-in Python, /bin/false,
+    would fail with another message)."""
+    from sim2real.cli.main import main
+    from tests.interop.fixture_run import FIXTURE as GO2_RUN
+    onnx = import_isaaclab_run(GO2_RUN, TASK, out=tmp_path / 'go2.onnx',
+                               urdf=ROOT / 'urdf' / 'quadruped.urdf').path
+    monkeypatch.setenv(PYTHON_ENV_VAR, '/bin/false')
+    assert main(['eval', str(onnx), '--backend', 'isaaclab', '--episodes', '2']) == 2
+    assert "observations[0].name 'lin_vel_b': the Isaac Lab env computes 'ang_vel_b'" in \
+        caplog.text
