@@ -15,19 +15,13 @@ import json
 import sys
 from pathlib import Path
 
-from sim2real.isaaclab.scene import read_task_file
-from sim2real.isaaclab.train import build_env_cfg
+from sim2real.isaaclab.scene import opened_env, read_task_file
 
 
 def check(run_dir: Path, num_envs: int, steps: int, device: str = 'cpu') -> dict:
     """The report (see the module docstring)."""
-    import isaacsim.asset.importer.urdf  # noqa: F401  (its USD schemas: before any stage)
     import torch
-    from isaaclab.app.sim_launcher import launch_simulation
-    from isaaclab.envs import ManagerBasedRLEnv
-    cfg = build_env_cfg(read_task_file(run_dir), run_dir, num_envs, device)
-    with launch_simulation(cfg, {'device': device, 'visualizer': 'none'}):
-        env = ManagerBasedRLEnv(cfg)
+    with opened_env(read_task_file(run_dir), run_dir, num_envs, device) as (env, _):
         obs, _ = env.reset()
         robot = env.scene['robot']
         actions = torch.zeros(num_envs, env.action_manager.total_action_dim, device=device)
@@ -50,7 +44,6 @@ def check(run_dir: Path, num_envs: int, steps: int, device: str = 'cpu') -> dict
             'base_height_m': float(robot.data.root_pos_w.torch[:, 2].median()),
             'finite': finite,
         }
-        env.close()
     return report
 
 

@@ -23,8 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from sim2real.isaaclab.layout import isaaclab_to_ours
-from sim2real.isaaclab.scene import read_task_file
-from sim2real.isaaclab.train import build_env_cfg
+from sim2real.isaaclab.scene import opened_env, read_task_file
 
 
 class LayoutError(ValueError):
@@ -75,10 +74,7 @@ def _plain(value):
 def evaluate(run_dir: Path, policy: Path, episodes: int, seed: int,
              device: str = 'cpu') -> dict:
     """Metrics of one episode per env over `episodes` envs (means, fall rate)."""
-    import isaacsim.asset.importer.urdf  # noqa: F401  (its USD schemas: before any stage)
     import torch
-    from isaaclab.app.sim_launcher import launch_simulation
-    from isaaclab.envs import ManagerBasedRLEnv
     from sim2real.onnx_io import load_policy
     task = read_task_file(run_dir)
     contract, session = load_policy(policy)
@@ -86,11 +82,8 @@ def evaluate(run_dir: Path, policy: Path, episodes: int, seed: int,
         raise LayoutError(f'{policy} is a policy of task "{contract.task}", the task file of '
                           f'"{task["task"]}"')
     module = importlib.import_module(task['isaaclab_env'].partition(':')[0])
-    cfg = build_env_cfg(task, run_dir, episodes, device)
-    cfg.seed = seed
     clip = contract.action.params.get('clip')
-    with launch_simulation(cfg, {'device': device, 'visualizer': 'none'}):
-        env = ManagerBasedRLEnv(cfg)
+    with opened_env(task, run_dir, episodes, device, seed) as (env, _):
         check_layout(contract, task, env)
         joints = list(env.scene['robot'].joint_names)
         index = torch.as_tensor(isaaclab_to_ours(
@@ -120,7 +113,6 @@ def evaluate(run_dir: Path, policy: Path, episodes: int, seed: int,
                     hits = int((manager.get_term(name).cpu() & done).sum())
                     if hits:
                         ended_by[name] = ended_by.get(name, 0) + hits
-        env.close()
     out = metrics.result()
     out['termination_rate'] = (episodes - ended_by.get('time_out', 0)) / episodes
     out['ended_by'] = ended_by

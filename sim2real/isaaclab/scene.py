@@ -3,7 +3,10 @@ ground plane (Isaac Lab fetches its default ground and sky from the network)."""
 
 from __future__ import annotations
 
+import importlib
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import yaml
 
@@ -49,3 +52,30 @@ def urdf_spawn(urdf: str | Path, usd_dir: Path, fix_base: bool = False):
         joint_drive=drive(gains=drive.PDGainsCfg(stiffness=0.0, damping=0.0)),
         activate_contact_sensors=True,
         articulation_props=NewtonArticulationCfg(self_collision_enabled=False))
+
+
+def build_env_cfg(task: dict, run_dir: Path, num_envs: int, device: str):
+    """The task's Isaac Lab env config, from the builder its TaskSpec names."""
+    module, _, name = task['isaaclab_env'].partition(':')
+    cfg = getattr(importlib.import_module(module), name)(task, run_dir, num_envs)
+    cfg.sim.device = device
+    return cfg
+
+
+@contextmanager
+def opened_env(task: dict, run_dir: Path, num_envs: int, device: str,
+               seed: int | None = None) -> Iterator[tuple]:
+    """(env, cfg): the task's manager-based env in a kit-less simulation on device, closed on
+    exit."""
+    import isaacsim.asset.importer.urdf  # noqa: F401  (its USD schemas: before any stage)
+    from isaaclab.app.sim_launcher import launch_simulation
+    from isaaclab.envs import ManagerBasedRLEnv
+    cfg = build_env_cfg(task, run_dir, num_envs, device)
+    if seed is not None:
+        cfg.seed = seed
+    with launch_simulation(cfg, {'device': device, 'visualizer': 'none'}):
+        env = ManagerBasedRLEnv(cfg)
+        try:
+            yield env, cfg
+        finally:
+            env.close()

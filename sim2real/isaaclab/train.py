@@ -14,14 +14,13 @@ solver; device cpu unless told.
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
 import re
 from pathlib import Path
 
 import yaml
 
-from sim2real.isaaclab.scene import read_task_file
+from sim2real.isaaclab.scene import opened_env, read_task_file
 
 log = logging.getLogger(__name__)
 
@@ -66,30 +65,16 @@ def newest_checkpoint(run_dir: Path) -> Path | None:
     return max(found)[1] if found else None
 
 
-def build_env_cfg(task: dict, run_dir: Path, num_envs: int, device: str):
-    """The task's Isaac Lab env config, from the builder its TaskSpec names."""
-    module, _, name = task['isaaclab_env'].partition(':')
-    cfg = getattr(importlib.import_module(module), name)(task, run_dir, num_envs)
-    cfg.sim.device = device
-    return cfg
-
-
 def train(run_dir: Path, num_envs: int, iterations: int, seed: int, device: str = 'cpu',
           resume: bool = False, save_interval: int = 50) -> Path:
     """Build, train and write the run (iterations in total, a resumed run's included);
     return the last checkpoint's path."""
-    import isaacsim.asset.importer.urdf  # noqa: F401  (its USD schemas: before any stage)
-    from isaaclab.app.sim_launcher import launch_simulation
-    from isaaclab.envs import ManagerBasedRLEnv
     from isaaclab.utils.io import dump_yaml
     from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
     from isaaclab_rl.rsl_rl.utils import create_rsl_rl_runner
     task = read_task_file(run_dir)
-    env_cfg = build_env_cfg(task, run_dir, num_envs, device)
-    env_cfg.seed = seed
     agent = agent_cfg(task, iterations, seed, device, save_interval)
-    with launch_simulation(env_cfg, {'device': device, 'visualizer': 'none'}):
-        env = ManagerBasedRLEnv(env_cfg)
+    with opened_env(task, run_dir, num_envs, device, seed) as (env, env_cfg):
         params = run_dir / 'params'
         dump_yaml(str(params / 'env.yaml'), env_cfg)
         dump_yaml(str(params / 'agent.yaml'), agent)
@@ -107,7 +92,6 @@ def train(run_dir: Path, num_envs: int, iterations: int, seed: int, device: str 
         runner.learn(num_learning_iterations=remaining, init_at_random_ep_len=True)
         last = run_dir / f'model_{runner.current_learning_iteration}.pt'
         runner.save(str(last))
-        env.close()
     return last
 
 

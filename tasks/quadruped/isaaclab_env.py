@@ -69,6 +69,22 @@ def _check_params(where: str, params: dict) -> dict:
     return params
 
 
+def _mapped(group: str, out, terms: dict, table: dict, make):
+    """out (an Isaac Lab terms config) holding only our terms of group, each built as
+    make(our term, *table[name](params)); a term with no mapping is refused by name, one in
+    NOT_IN_ISAACLAB skipped."""
+    for name in list(vars(out)):
+        setattr(out, name, None)
+    for name, term in terms.items():
+        where = f'{group}.{name}'
+        if where in NOT_IN_ISAACLAB:
+            continue
+        if name not in table:
+            raise ValueError(f'{where}: no Isaac Lab term is mapped')
+        setattr(out, name, make(term, *table[name](_check_params(where, term['params']))))
+    return out
+
+
 def _uniform(pair) -> tuple[float, float]:
     """A (low, high) pair from plain data."""
     low, high = pair
@@ -188,16 +204,9 @@ def _rewards(task: dict):
         'termination': lambda p: (mdp.is_terminated, {}),
         'base_height': lambda p: (mdp.base_height_l2, {'target_height': p['target_m']}),
     }
-    out = RewardsCfg()
-    for name in list(vars(out)):
-        setattr(out, name, None)
-    for name, term in task['env']['rewards'].items():
-        if name not in table:
-            raise ValueError(f'rewards.{name}: no Isaac Lab term is mapped')
-        func, params = table[name](_check_params(f'rewards.{name}', term['params']))
-        setattr(out, name, RewardTermCfg(func=func, weight=float(term['weight']),
-                                         params=params))
-    return out
+    return _mapped('rewards', RewardsCfg(), task['env']['rewards'], table,
+                   lambda term, func, params: RewardTermCfg(
+                       func=func, weight=float(term['weight']), params=params))
 
 
 def _terminations(task: dict):
@@ -214,16 +223,9 @@ def _terminations(task: dict):
         'base_too_low': lambda p: (mdp.root_height_below_minimum,
                                    {'minimum_height': p['min_height_m']}),
     }
-    out = TerminationsCfg()
-    for name in list(vars(out)):
-        setattr(out, name, None)
-    for name, term in task['env']['terminations'].items():
-        if name not in table:
-            raise ValueError(f'terminations.{name}: no Isaac Lab term is mapped')
-        func, params = table[name](_check_params(f'terminations.{name}', term['params']))
-        setattr(out, name, TerminationTermCfg(func=func, params=params,
-                                              time_out=bool(term['time_out'])))
-    return out
+    return _mapped('terminations', TerminationsCfg(), task['env']['terminations'], table,
+                   lambda term, func, params: TerminationTermCfg(
+                       func=func, params=params, time_out=bool(term['time_out'])))
 
 
 def _events(task: dict):
@@ -263,18 +265,11 @@ def _events(task: dict):
         'push_base': lambda p: ('interval', mdp.push_by_setting_velocity, {
             'velocity_range': {a: (-p['lin_vel_m_s'], p['lin_vel_m_s']) for a in 'xy'}}),
     }
-    out = EventsCfg()
-    for name in list(vars(out)):
-        setattr(out, name, None)
-    for name, term in task['env']['events'].items():
-        if f'events.{name}' in NOT_IN_ISAACLAB:
-            continue
-        if name not in table:
-            raise ValueError(f'events.{name}: no Isaac Lab term is mapped')
-        mode, func, params = table[name](_check_params(f'events.{name}', term['params']))
+
+    def event(term, mode, func, params):
         extra = {'interval_range_s': _uniform(term['interval_s'])} if mode == 'interval' else {}
-        setattr(out, name, EventTermCfg(func=func, mode=mode, params=params, **extra))
-    return out
+        return EventTermCfg(func=func, mode=mode, params=params, **extra)
+    return _mapped('events', EventsCfg(), task['env']['events'], table, event)
 
 
 def env_cfg(task: dict, run_dir: Path, num_envs: int):
