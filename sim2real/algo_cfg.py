@@ -235,6 +235,14 @@ class TrainCfg:
     """Probability that an env draws every box parameter at a bound at once (a corner of
     the box; independent edge draws almost never reach one): per episode for what resets
     draw, once for the run for what the startup events draw (a quadruped's payload)."""
+    focus_report: str | None = None
+    """A `sim2real robustness` JSON report of this task: training holds focus_share of the
+    envs at its failed points, then its worst passing ones (`sim2real.focus`)."""
+    focus_share: float = 0.0
+    """Share of the envs held at the focus points for the whole run (0: none)."""
+    focus_points: int = 4
+    """How many of the report's points to hold envs at: all failed ones, then the worst
+    passing ones (most terminations, then least success) up to this many."""
     learn_threads: int | None = None
     """torch threads during the update (None: leave as set)."""
     act_threads: int | None = None
@@ -244,8 +252,8 @@ class TrainCfg:
         """Only known algorithms; positive sizes; probabilities in [0, 1]."""
         if self.algo not in ALGORITHMS:
             raise ValueError(f'unknown algorithm "{self.algo}"; expected one of {ALGORITHMS}')
-        _positive(self, 'num_envs', 'max_iterations', 'save_interval')
-        _unit(self, 'edge_prob', 'corner_prob')
+        _positive(self, 'num_envs', 'max_iterations', 'save_interval', 'focus_points')
+        _unit(self, 'edge_prob', 'corner_prob', 'focus_share')
 
     @property
     def algo_cfg(self) -> PPOCfg | SACCfg:

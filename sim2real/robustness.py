@@ -21,7 +21,7 @@ import torch
 from sim2real.device import device_scope
 from sim2real.evaluate import collect_episodes, LoadedPolicy, summarize
 from sim2real.mdp.env import RLEnv
-from sim2real.mdp.ranges import bounds, edge_prob, get_path, PerEnvRange, set_path
+from sim2real.mdp.ranges import bounds, get_path, pin_envs
 from sim2real.robustness_design import BoxParam, design, Point
 from sim2real.tasks import get_task
 from sim2real.training import task_env_cfg
@@ -52,26 +52,18 @@ def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, f
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def _pin(cfg, params: list[BoxParam], points: list[Point], episodes: int) -> None:
+def _pin(cfg, points: list[Point], episodes: int) -> None:
     """Give every box range of cfg one range per env: the point's pin, or the trained one."""
-    n = len(points) * episodes
-    for p in params:
-        low = torch.full((n,), p.low, dtype=torch.float64)
-        high = torch.full((n,), p.high, dtype=torch.float64)
-        for i, point in enumerate(points):
-            if p.name in point.pins:
-                rows = slice(i * episodes, (i + 1) * episodes)
-                low[rows] = high[rows] = point.pins[p.name]
-        trained = get_path(cfg, p.cfg.path)
-        set_path(cfg, p.cfg.path, PerEnvRange(low, high, edge_prob(trained),
-                                              trained=(p.low, p.high)))
+    pin_envs(cfg, len(points) * episodes,
+             [(slice(i * episodes, (i + 1) * episodes), point.pins)
+              for i, point in enumerate(points)])
 
 
-def _run_batch(loaded: LoadedPolicy, points: list[Point], params: list[BoxParam],
-               episodes: int, seed: int, backend: str, device: str) -> list[dict]:
+def _run_batch(loaded: LoadedPolicy, points: list[Point], episodes: int, seed: int,
+               backend: str, device: str) -> list[dict]:
     """Evaluate a batch of points in one env; one summary per point."""
     cfg = task_env_cfg(loaded.task, loaded.env_sets, loaded.action)
-    _pin(cfg, params, points, episodes)
+    _pin(cfg, points, episodes)
     cfg.num_envs, cfg.seed, cfg.backend, cfg.device = len(points) * episodes, seed, backend, device
     env = RLEnv(cfg)
     policy = loaded.bind(env)
@@ -129,7 +121,7 @@ def run_robustness(policy_path: str | Path, episodes: int = 32, seed: int = 1234
     bar = _progress(len(points), progress)
     for start in range(0, len(points), per_batch):
         batch = points[start:start + per_batch]
-        summaries += _run_batch(loaded, batch, params, episodes, seed + start, backend, device)
+        summaries += _run_batch(loaded, batch, episodes, seed + start, backend, device)
         bar.update(len(batch))
     bar.close()
     results = [_judge_point(p, s, spec.acceptance) for p, s in zip(points, summaries)]

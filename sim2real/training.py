@@ -19,6 +19,7 @@ import yaml
 
 from sim2real.algo_cfg import ALGORITHMS, TrainCfg
 from sim2real.device import device_scope
+from sim2real.focus import apply_focus, Focus, read_focus
 from sim2real.contract import ObservationTermSpec
 from sim2real.mdp.contract import contract_from_env, set_policy_layout
 from sim2real.mdp.env import RLEnv
@@ -91,7 +92,8 @@ def build_env(task: str, seed: int, num_envs: int, action: str | None = None,
               device: str = 'cpu', edge_prob: float = 0.0,
               edge_per_env: bool = False, corner_prob: float = 0.0,
               sets: Sequence[str] = (),
-              observations: list[ObservationTermSpec] | None = None) -> RLEnv:
+              observations: list[ObservationTermSpec] | None = None,
+              focus: Focus | None = None) -> RLEnv:
     """A batched env of a registered task on a simulation backend and device; edge_prob > 0
     draws each box parameter at a bound of its range that often (training only: evaluation
     draws the box uniformly), edge_per_env all of an env's values of it together,
@@ -99,7 +101,8 @@ def build_env(task: str, seed: int, num_envs: int, action: str | None = None,
     `env.path=value` overrides of the task, applied to the task's config first (so that the
     edge bias wraps an overridden range), those of the run's shape (env count, seed, ...)
     last; observations: a contract's policy layout of the task's terms to observe instead
-    of the task's own (`set_policy_layout`)."""
+    of the task's own (`set_policy_layout`); focus: envs held at a robustness report's
+    weakest points (`sim2real.focus`)."""
     cfg = task_env_cfg(task, sets, action, play)
     if observations is not None:
         set_policy_layout(cfg, observations)
@@ -110,6 +113,8 @@ def build_env(task: str, seed: int, num_envs: int, action: str | None = None,
     cfg.backend, cfg.device = backend, device
     apply_overrides({'env': cfg}, [text for text in env_sets(sets)
                                    if parse_assignment(text)[0][1] in RUN_SHAPE])
+    if focus is not None:
+        apply_focus(cfg, focus)
     return RLEnv(cfg)
 
 
@@ -192,9 +197,10 @@ def check_request(task: str, sets: Sequence[str], action: str | None = None,
 
 
 def edge_options(train_cfg: TrainCfg) -> dict:
-    """build_env's edge-bias arguments from a task's training config."""
+    """build_env's edge-bias and focus arguments from a task's training config (the focus
+    report read here, so that Ray workers elsewhere get its points)."""
     return {'edge_prob': train_cfg.edge_prob, 'edge_per_env': train_cfg.edge_per_env,
-            'corner_prob': train_cfg.corner_prob}
+            'corner_prob': train_cfg.corner_prob, 'focus': read_focus(train_cfg)}
 
 
 def resolve_args(args: TrainArgs, run_dir: Path, resume: bool) -> TrainArgs:

@@ -35,6 +35,7 @@ LAYERS = {
     'sim2real.robustness': 'app',
     'sim2real.robustness_design': 'app',
     'sim2real.robustness_report': 'app',
+    'sim2real.focus': 'app',
     'sim2real.interop': 'interop',
     'sim2real.isaaclab': 'isaaclab',
     'sim2real.deploy.runtime': 'deploy.runtime',

@@ -3,7 +3,7 @@
 import torch
 
 from sim2real.mdp.env import RLEnv
-from sim2real.robustness import _pin, box_params
+from sim2real.robustness import _pin
 from sim2real.robustness_design import Point
 from sim2real.tasks import make_env_cfg
 
@@ -12,10 +12,9 @@ def test_pinned_points_change_the_simulated_model():
     """Three points x 4 envs: mass x1.2 and tau x1.5 pinned, delay 3 pinned, nothing pinned:
     the model's mass, the motor time constant and the action delay follow per env."""
     cfg = make_env_cfg('quadrotor-hover')
-    params = box_params(cfg)
     points = [Point('corner', {'mass_scale': 1.2, 'motor_tau_scale': 1.5}),
               Point('edge', {'action_delay_ticks': 3.0}), Point('edge', {})]
-    _pin(cfg, params, points, episodes=4)
+    _pin(cfg, points, episodes=4)
     cfg.num_envs, cfg.num_threads = 12, 1
     env = RLEnv(cfg)
     env.reset()

@@ -56,6 +56,11 @@ class PerEnvRange:
     trained: tuple[float, float] | None = None
     """The trained (low, high) the free rows hold: whole-number draws then take the same
     random numbers as that tuple would."""
+    per_env: bool = False
+    """As EdgeRange.per_env, for the rows' edge draws."""
+    free: Any = None
+    """The config's range the unpinned rows draw (a tuple or an EdgeRange): what a stored
+    config records (`sim2real.mdp.serialize.to_plain`)."""
 
     def __post_init__(self):
         """Validate shapes and order."""
@@ -163,6 +168,24 @@ def bias_edges(cfg, prob: float, per_env: bool = False) -> None:
     for param in cfg.randomization.values():
         low, high = bounds(get_path(cfg, param.path))
         set_path(cfg, param.path, EdgeRange(low, high, prob, per_env))
+
+
+def pin_envs(cfg, num_envs: int, blocks: list[tuple[slice, dict[str, float]]]) -> None:
+    """Give every box range of cfg one range per env (num_envs rows): each block's rows
+    pinned to its values (box parameter name -> value), the other rows drawn as before (an
+    EdgeRange keeps its edge probability)."""
+    for name, param in cfg.randomization.items():
+        current = get_path(cfg, param.path)
+        low, high = bounds(current)
+        lows = torch.full((num_envs,), low, dtype=torch.float64)
+        highs = torch.full((num_envs,), high, dtype=torch.float64)
+        for rows, pins in blocks:
+            if name in pins:
+                lows[rows] = highs[rows] = pins[name]
+        set_path(cfg, param.path, PerEnvRange(lows, highs, edge_prob(current),
+                                              trained=(low, high),
+                                              per_env=getattr(current, 'per_env', False),
+                                              free=current))
 
 
 def _step(obj: Any, key: str) -> tuple[Any, str, str]:

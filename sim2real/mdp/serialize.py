@@ -5,9 +5,14 @@ from __future__ import annotations
 import dataclasses
 import enum
 
+from sim2real.mdp.ranges import PerEnvRange
+
 
 def to_plain(obj):
-    """Recursively convert dataclasses, callables and tuples into dicts, strings and lists."""
+    """Recursively convert dataclasses, callables and tuples into dicts, strings and lists;
+    a per-env range with pinned rows as the config's range its free rows draw."""
+    if isinstance(obj, PerEnvRange) and obj.free is not None:
+        obj = obj.free
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
     if isinstance(obj, dict):
