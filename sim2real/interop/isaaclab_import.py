@@ -266,9 +266,9 @@ def import_isaaclab_run(run_dir: str | Path, task: str, out: str | Path | None =
     env = build_env(task, seed=0, num_envs=1, num_threads=1, observations=specs)
     contract = contract_from_env(env)
     contract.robot_params['imported_from'] = 'isaaclab'
-    # what the run trained with, not our task's randomization: Isaac Lab's manager-based
-    # env delays neither actions nor (refused above) observations
-    contract.action.params['delay_ticks_trained'] = [0, 0]
+    # what the run trained with, not our task's randomization: its actuators' target delay
+    # (none for Isaac Lab's own DC motor); observations are not delayed (refused above)
+    contract.action.params['delay_ticks_trained'] = list(run.action_delay_ticks)
     contract.robot_params['observation_delay_ticks_trained'] = [0, 0]
     for key in ('observation_jitter_prob_trained', 'observation_dropout_prob_trained'):
         contract.robot_params.pop(key, None)   # nor jitters or drops them

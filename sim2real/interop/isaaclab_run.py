@@ -110,6 +110,8 @@ class IsaacLabRun:
     """The actor network config (hidden_dims, activation, obs_normalization)."""
     commands: dict[str, str]
     """Command term name -> its class_type ('module:Class')."""
+    action_delay_ticks: tuple[int, int] = (0, 0)
+    """The (fewest, most) policy ticks the actuators delayed the targets by."""
 
     @property
     def policy_rate_hz(self) -> float:
@@ -240,6 +242,24 @@ def _group_gains(actuator: dict, dotted: str, key: str, where: str) -> dict[str,
     return {pattern: number for pattern in actuator.get('joint_names_expr') or []}
 
 
+def _delay_ticks(actuators: dict, decimation: int) -> tuple[int, int]:
+    """(fewest, most) policy ticks of target delay over the actuator groups: ours
+    (sim2real.isaaclab.actuators: min/max_delay_ticks) or Isaac Lab's delayed PD (min/max_delay
+    in physics steps, rounded out to whole ticks); (0, 0) for undelayed groups."""
+    pairs = [(0, 0)]
+    for actuator in actuators.values():
+        if 'max_delay_ticks' in actuator:
+            pairs.append((int(actuator.get('min_delay_ticks') or 0),
+                          int(actuator['max_delay_ticks'])))
+        elif 'max_delay' in actuator:
+            pairs.append((int(actuator.get('min_delay') or 0) // decimation,
+                          -(-int(actuator['max_delay']) // decimation)))
+        else:
+            pairs.append((0, 0))
+    delayed = pairs[1:] or pairs
+    return min(p[0] for p in delayed), max(p[1] for p in delayed)
+
+
 def _commands(env: dict) -> dict[str, str]:
     """Command term name -> class_type of the env config's commands."""
     commands = env.get('commands') or {}
@@ -265,24 +285,26 @@ def read_run(run_dir: str | Path) -> IsaacLabRun:
     robot = _field(env, 'scene.robot', where)
     stiffness: dict[str, float] = {}
     damping: dict[str, float] = {}
-    for group, actuator in (_field(robot, 'actuators', where) or {}).items():
+    actuators = _field(robot, 'actuators', where) or {}
+    for group, actuator in actuators.items():
         dotted = f'scene.robot.actuators.{group}'
         for key, out in (('stiffness', stiffness), ('damping', damping)):
             out.update(_group_gains(actuator, f'{dotted}.{key}', key, where))
     scale, offset, use_default = _actions(env, where)
     spawn = robot.get('spawn') or {}
     actor = _field(agent, 'actor', str(agent_path))
+    decimation = int(_number(_field(env, 'decimation', where), 'decimation', where))
     return IsaacLabRun(
         run_dir=run_dir, checkpoint=newest_checkpoint(run_dir),
         physics_dt_s=_number(_field(env, 'sim.dt', where), 'sim.dt', where),
-        decimation=int(_number(_field(env, 'decimation', where), 'decimation', where)),
+        decimation=decimation,
         urdf=spawn.get('asset_path') if str(spawn.get('asset_path', '')).endswith(
             '.urdf') else None,
         default_joint_pos=_per_joint(_field(robot, 'init_state.joint_pos', where),
                                      'scene.robot.init_state.joint_pos', where),
         stiffness=stiffness, damping=damping, action_scale=scale, action_offset=offset,
         use_default_offset=use_default, observations=_observations(env, where), actor=actor,
-        commands=_commands(env))
+        commands=_commands(env), action_delay_ticks=_delay_ticks(actuators, decimation))
 
 
 def resolve_joint_values(patterns: dict[str, float], joint_names: list[str],

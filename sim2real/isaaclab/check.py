@@ -4,8 +4,9 @@
 
 Prints one JSON line: the articulation's joint order, the policy and critic observation
 widths, the managers' term names, and after N policy steps of zero actions (the default
-pose held by the PD) the median base height [m] and whether every observation stayed
-finite. The Isaac Lab stage of the test command compares these with our task's contract.
+pose held by the PD) the median base height [m], whether every observation stayed finite,
+and the action delays [physics steps] the envs drew. The Isaac Lab stage of the test
+command compares these with our task's contract.
 """
 
 from __future__ import annotations
@@ -16,6 +17,16 @@ import sys
 from pathlib import Path
 
 from sim2real.isaaclab.scene import opened_env, read_task_file
+
+
+def _delay_steps(robot) -> list[int]:
+    """The distinct target delays [physics steps] the robot's delayed actuators drew over the
+    envs (sim2real.isaaclab.actuators)."""
+    lags: set[int] = set()
+    for actuator in robot.actuators.values():
+        for buffer in getattr(actuator, '_delays', ())[:1]:
+            lags.update(int(v) for v in buffer.time_lags.tolist())
+    return sorted(lags)
 
 
 def check(run_dir: Path, num_envs: int, steps: int, device: str = 'cpu') -> dict:
@@ -43,6 +54,7 @@ def check(run_dir: Path, num_envs: int, steps: int, device: str = 'cpu') -> dict
             'step_dt_s': float(env.step_dt),
             'base_height_m': float(robot.data.root_pos_w.torch[:, 2].median()),
             'finite': finite,
+            'action_delay_steps': _delay_steps(robot),
         }
     return report
 

@@ -25,8 +25,6 @@ NOT_IN_ISAACLAB = {
     'events.motor_strength': 'Isaac Lab has no per-env torque-constant term',
     'events.encoder_bias': 'Isaac Lab has no joint-encoder offset term',
     'events.imu_mount': 'Isaac Lab has no IMU mounting-tilt term',
-    'action.delay_ticks': 'the DC-motor actuator has no delay (DelayedPDActuator has no '
-                          'torque-speed limit); trained without action delay',
     'observations.policy.delay_ticks': 'Isaac Lab delays each term by its own draw; trained '
                                        'without observation delay, jitter or dropout',
     'only_positive_rewards': 'Isaac Lab sums rewards without clipping them at zero',
@@ -85,6 +83,14 @@ def _mapped(group: str, out, terms: dict, table: dict, make):
     return out
 
 
+def _int_range(value) -> tuple[int, int]:
+    """A whole-number (low, high) from a plain range ([low, high] or an edge-range dict)."""
+    if isinstance(value, dict):
+        value = (value['low'], value['high'])
+    low, high = value
+    return int(round(float(low))), int(round(float(high)))
+
+
 def _uniform(pair) -> tuple[float, float]:
     """A (low, high) pair from plain data."""
     low, high = pair
@@ -92,10 +98,11 @@ def _uniform(pair) -> tuple[float, float]:
 
 
 def _scene(task: dict, run_dir: Path, num_envs: int):
-    """Our URDF on a local plane, DC-motor PD actuators (one group per stall torque, with the
-    URDF's no-load speeds and rotor armature), a contact sensor on every body."""
-    from isaaclab.actuators import DCMotorCfg
+    """Our URDF on a local plane, DC-motor PD actuators (the URDF's stall torques, no-load
+    speeds and rotor armature per joint, and our action delay in policy ticks, one draw per
+    env), a contact sensor on every body."""
     from isaaclab.assets import ArticulationCfg
+    from sim2real.isaaclab.actuators import DelayedDCMotorCfg
     from sim2real.isaaclab.scene import ground_plane_usd, urdf_spawn
     from sim2real.urdf import read_motors
     from isaaclab_tasks.core.velocity.velocity_env_cfg import MySceneCfg
@@ -118,9 +125,7 @@ def _scene(task: dict, run_dir: Path, num_envs: int):
     soft_ratio = float(rewards.get('joint_pos_limits', {}).get('params', {}).get(
         'soft_ratio', 0.9))   # our joint_pos_limits' default
     motors = read_motors(task['urdf'], joints)   # (stall torque, no-load speed, armature)
-    groups: dict[float, list[str]] = {}   # Isaac Lab's saturation torque is per group
-    for joint in joints:
-        groups.setdefault(motors[joint][0], []).append(joint)
+    delay = _int_range(task['env']['action']['params'].get('delay_ticks') or (0, 0))
     scene.robot = ArticulationCfg(
         prim_path='{ENV_REGEX_NS}/Robot',
         spawn=urdf_spawn(task['urdf'], run_dir / 'usd'),
@@ -128,13 +133,15 @@ def _scene(task: dict, run_dir: Path, num_envs: int):
             pos=(0.0, 0.0, float(limits['nominal_base_height_m']) + clearance_m),
             joint_pos=dict(zip(joints, map(float, contract['default_joint_pos_rad'])))),
         soft_joint_pos_limit_factor=soft_ratio,
-        actuators={f'motors_{k}': DCMotorCfg(
-            joint_names_expr=names, stiffness=float(params['kp_nm_per_rad']),
-            damping=float(params['kd_nm_s_per_rad']), saturation_effort=float(stall),
-            effort_limit={j: float(limits['effort_limit_nm'][joints.index(j)]) for j in names},
-            velocity_limit={j: motors[j][1] for j in names},
-            armature={j: motors[j][2] for j in names})
-            for k, (stall, names) in enumerate(sorted(groups.items()))})
+        actuators={'motors': DelayedDCMotorCfg(   # one group: one delay draw per env
+            min_delay_ticks=delay[0], max_delay_ticks=delay[1],
+            steps_per_tick=int(task['env']['decimation']), joint_names_expr=list(joints),
+            stiffness=float(params['kp_nm_per_rad']),
+            damping=float(params['kd_nm_s_per_rad']),
+            saturation_effort={j: motors[j][0] for j in joints},
+            effort_limit={j: float(limits['effort_limit_nm'][joints.index(j)]) for j in joints},
+            velocity_limit={j: motors[j][1] for j in joints},
+            armature={j: motors[j][2] for j in joints})})
     return scene
 
 
@@ -286,6 +293,9 @@ def env_cfg(task: dict, run_dir: Path, num_envs: int):
     cfg.sim.physics = cfg.sim.physics.newton_mjwarp   # kit-less: resolve the preset
     cfg.sim.physics.solver_cfg.njmax = 65              # Isaac Lab's Go2 flat sizes
     cfg.sim.physics.solver_cfg.nconmax = 35
+    # our delayed DC motor runs in Isaac Lab's actuator loop (Newton's native actuators take
+    # only Isaac Lab's own classes, and their delay is fixed per joint, not drawn per env)
+    cfg.sim.use_newton_actuators = False
     cfg.curriculum.terrain_levels = None
     cfg.decimation = int(env['decimation'])
     cfg.sim.dt = float(env['physics_dt_s'])

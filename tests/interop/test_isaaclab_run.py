@@ -77,6 +77,20 @@ def test_what_the_reader_cannot_take_is_refused_by_name(tmp_path, old, new, matc
         read_run(edited_run(tmp_path, old, new))
 
 
+def test_the_actuators_target_delay_is_read_in_policy_ticks(tmp_path):
+    """The recorded run's DC motor has no delay: (0, 0). Isaac Lab's delayed PD at 1-6
+    physics steps (decimation 4) rounds out to 0-2 ticks; ours states whole ticks."""
+    assert read_run(FIXTURE).action_delay_ticks == (0, 0)
+    motor = '        class_type: isaaclab.actuators.actuator_pd:DCMotor\n'
+    isaac = edited_run(tmp_path / 'a', motor, motor.replace('DCMotor', 'DelayedPDActuator')
+                       + '        min_delay: 1\n        max_delay: 6\n')
+    assert read_run(isaac).action_delay_ticks == (0, 2)
+    ours = edited_run(tmp_path / 'b', motor, motor.replace(
+        'isaaclab.actuators.actuator_pd:DCMotor', 'sim2real.isaaclab.actuators:DelayedDCMotor')
+        + '        min_delay_ticks: 0\n        max_delay_ticks: 1\n')
+    assert read_run(ours).action_delay_ticks == (0, 1)
+
+
 def test_a_run_without_a_checkpoint_is_refused(tmp_path):
     """No model_<iteration>.pt: refused naming the directory."""
     run = tmp_path / 'run'
