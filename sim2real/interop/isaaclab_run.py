@@ -246,18 +246,15 @@ def _delay_ticks(actuators: dict, decimation: int) -> tuple[int, int]:
     """(fewest, most) policy ticks of target delay over the actuator groups: ours
     (sim2real.isaaclab.actuators: min/max_delay_ticks) or Isaac Lab's delayed PD (min/max_delay
     in physics steps, rounded out to whole ticks); (0, 0) for undelayed groups."""
-    pairs = [(0, 0)]
-    for actuator in actuators.values():
+    def ticks(actuator: dict) -> tuple[int, int]:
         if 'max_delay_ticks' in actuator:
-            pairs.append((int(actuator.get('min_delay_ticks') or 0),
-                          int(actuator['max_delay_ticks'])))
-        elif 'max_delay' in actuator:
-            pairs.append((int(actuator.get('min_delay') or 0) // decimation,
-                          -(-int(actuator['max_delay']) // decimation)))
-        else:
-            pairs.append((0, 0))
-    delayed = pairs[1:] or pairs
-    return min(p[0] for p in delayed), max(p[1] for p in delayed)
+            return int(actuator.get('min_delay_ticks') or 0), int(actuator['max_delay_ticks'])
+        if 'max_delay' in actuator:
+            return (int(actuator.get('min_delay') or 0) // decimation,
+                    -(-int(actuator['max_delay']) // decimation))
+        return 0, 0
+    pairs = [ticks(a) for a in actuators.values()] or [(0, 0)]
+    return min(low for low, _ in pairs), max(high for _, high in pairs)
 
 
 def _commands(env: dict) -> dict[str, str]:
