@@ -267,11 +267,17 @@ def import_isaaclab_run(run_dir: str | Path, task: str, out: str | Path | None =
     contract = contract_from_env(env)
     contract.robot_params['imported_from'] = 'isaaclab'
     # what the run trained with, not our task's randomization: its actuators' target delay
-    # (none for Isaac Lab's own DC motor); observations are not delayed (refused above)
+    # (none for Isaac Lab's own DC motor) and its linked terms' delay, jitter and dropout
+    # (Isaac Lab's own per-term delays are refused above)
     contract.action.params['delay_ticks_trained'] = list(run.action_delay_ticks)
-    contract.robot_params['observation_delay_ticks_trained'] = [0, 0]
+    link = run.observation_link
+    contract.robot_params['observation_delay_ticks_trained'] = (
+        list(link.delay_ticks) if link is not None else [0, 0])
     for key in ('observation_jitter_prob_trained', 'observation_dropout_prob_trained'):
-        contract.robot_params.pop(key, None)   # nor jitters or drops them
+        contract.robot_params.pop(key, None)
+    if link is not None and (link.jitter_prob > 0.0 or link.dropout_prob[1] > 0.0):
+        contract.robot_params['observation_jitter_prob_trained'] = link.jitter_prob
+        contract.robot_params['observation_dropout_prob_trained'] = list(link.dropout_prob)
     contract.robot_params['isaaclab_checkpoint'] = str(run.checkpoint.name)
     contract.robot_params['isaaclab_joint_order'] = list(joint_order)
     actor, width = load_actor(run)

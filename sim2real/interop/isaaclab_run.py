@@ -79,6 +79,19 @@ class ObsTerm:
 
 
 @dataclass(frozen=True)
+class ObservationLinkCfg:
+    """How the policy's delayed terms were delivered together (sim2real.isaaclab's linked
+    terms, our observation delay, jitter and dropout)."""
+
+    delay_ticks: tuple[int, int]
+    """(fewest, most) ticks of delay, per env and reset."""
+    jitter_prob: float
+    """Probability of one tick more at each tick."""
+    dropout_prob: tuple[float, float]
+    """Range of the per-env probability that the last sample is held."""
+
+
+@dataclass(frozen=True)
 class IsaacLabRun:
     """What an Isaac Lab rsl_rl policy was trained with."""
 
@@ -112,6 +125,8 @@ class IsaacLabRun:
     """Command term name -> its class_type ('module:Class')."""
     action_delay_ticks: tuple[int, int] = (0, 0)
     """The (fewest, most) policy ticks the actuators delayed the targets by."""
+    observation_link: ObservationLinkCfg | None = None
+    """The delay, jitter and dropout of the linked policy terms (None: none)."""
 
     @property
     def policy_rate_hz(self) -> float:
@@ -165,8 +180,35 @@ def _actions(env: dict, where: str) -> tuple[float, float, bool]:
     return scale, offset, bool(term.get('use_default_offset', False))
 
 
-def _observations(env: dict, where: str) -> tuple[ObsTerm, ...]:
-    """The policy group's terms in order, with their processing."""
+LINKED_TERM = 'sim2real.isaaclab.observation_link:LinkedTerm'
+"""Our wrapper of an Isaac Lab observation function delivered with our delay, jitter and
+dropout (the function and its noise are its params)."""
+
+
+def _linked(term: dict, dotted: str, where: str) -> tuple[dict, ObservationLinkCfg | None]:
+    """A term with a linked term's function, params and noise unwrapped, and its link (None
+    for another term)."""
+    if term['func'] != LINKED_TERM:
+        return term, None
+    params = dict(term.get('params') or {})
+    try:
+        link = ObservationLinkCfg(
+            tuple(int(v) for v in params['delay_ticks']), float(params['jitter_prob']),
+            tuple(float(v) for v in params['dropout_prob']))
+        inner = {**term, 'func': str(params['func']), 'params': params['func_params'],
+                 'noise_std': float(params['noise_std'])}
+    except (KeyError, TypeError, ValueError) as err:
+        raise IsaacLabRunError(f'{where}: {dotted}.params: not those of a linked term '
+                               f'({err})') from err
+    if term.get('noise') is not None:
+        raise IsaacLabRunError(f'{where}: {dotted}.noise: a linked term noises itself')
+    return inner, link
+
+
+def _observations(env: dict, where: str) -> tuple[tuple[ObsTerm, ...],
+                                                  ObservationLinkCfg | None]:
+    """The policy group's terms in order, with their processing, and the link of its linked
+    terms (IsaacLabRunError when two differ)."""
     group = _field(env, 'observations.policy', where)
     if not group.get('concatenate_terms', True):
         raise IsaacLabRunError(f'{where}: observations.policy.concatenate_terms is false')
@@ -178,12 +220,15 @@ def _observations(env: dict, where: str) -> tuple[ObsTerm, ...]:
                                f'{group["history_order"]!r}: only "term" is read')
     corrupted = bool(group.get('enable_corruption', True))   # False: noise never applied
     out = []
+    links = set()
     for name, term in group.items():
         if not isinstance(term, dict):
             continue
         dotted = f'observations.policy.{name}'
         if 'func' not in term:
             raise IsaacLabRunError(f'{where}: {dotted} has no func')
+        term, link = _linked(term, dotted, where)
+        links.add(link)
         if term.get('modifiers'):
             raise IsaacLabRunError(f'{where}: {dotted}.modifiers: not read')
         if term.get('delay_max_lag', 0):
@@ -200,9 +245,14 @@ def _observations(env: dict, where: str) -> tuple[ObsTerm, ...]:
                            None if scale is None else float(scale),
                            None if clip is None else (float(clip[0]), float(clip[1])),
                            int(term.get('history_length') or 0),
+                           term['noise_std'] if link is not None else
                            _noise_std(term.get('noise'), f'{dotted}.noise', where)
                            if corrupted else 0.0))
-    return tuple(out)
+    links.discard(None)
+    if len(links) > 1:
+        raise IsaacLabRunError(f'{where}: observations.policy: linked terms with different '
+                               f'links {sorted(map(str, links))}')
+    return tuple(out), (links.pop() if links else None)
 
 
 UNIFORM_NOISE = 'isaaclab.utils.noise.noise_model:uniform_noise'
@@ -291,6 +341,7 @@ def read_run(run_dir: str | Path) -> IsaacLabRun:
     spawn = robot.get('spawn') or {}
     actor = _field(agent, 'actor', str(agent_path))
     decimation = int(_number(_field(env, 'decimation', where), 'decimation', where))
+    observations, link = _observations(env, where)
     return IsaacLabRun(
         run_dir=run_dir, checkpoint=newest_checkpoint(run_dir),
         physics_dt_s=_number(_field(env, 'sim.dt', where), 'sim.dt', where),
@@ -300,8 +351,9 @@ def read_run(run_dir: str | Path) -> IsaacLabRun:
         default_joint_pos=_per_joint(_field(robot, 'init_state.joint_pos', where),
                                      'scene.robot.init_state.joint_pos', where),
         stiffness=stiffness, damping=damping, action_scale=scale, action_offset=offset,
-        use_default_offset=use_default, observations=_observations(env, where), actor=actor,
-        commands=_commands(env), action_delay_ticks=_delay_ticks(actuators, decimation))
+        use_default_offset=use_default, observations=observations, actor=actor,
+        commands=_commands(env), action_delay_ticks=_delay_ticks(actuators, decimation),
+        observation_link=link)
 
 
 def resolve_joint_values(patterns: dict[str, float], joint_names: list[str],

@@ -5,8 +5,11 @@
 Prints one JSON line: the articulation's joint order, the policy and critic observation
 widths, the managers' term names, and after N policy steps of zero actions (the default
 pose held by the PD) the median base height [m], whether every observation stayed finite,
-and the action delays [physics steps] the envs drew. The Isaac Lab stage of the test
-command compares these with our task's contract.
+the action delays [physics steps] the envs drew, the observation link's draws (delays in
+ticks, the range of the dropout probabilities) and the share of ticks at which the first
+policy term's newest value repeated the previous tick's exactly (a held or a late sample:
+noise makes any other repeat vanishingly rare). The Isaac Lab stage of the test command
+compares these with our task's contract.
 """
 
 from __future__ import annotations
@@ -29,6 +32,27 @@ def _delay_steps(robot) -> list[int]:
     return sorted(lags)
 
 
+def _newest_of_first_term(env, obs):
+    """The first policy term's newest tick, (N, D) (Isaac Lab flattens a term's history
+    oldest first)."""
+    manager = env.observation_manager
+    width = manager.group_obs_term_dim['policy'][0][-1]
+    history = max(1, int(manager._group_obs_term_cfgs['policy'][0].history_length))
+    return obs['policy'][:, width - width // history:width].clone()
+
+
+def _link_report(env) -> dict:
+    """The observation link's per-env draws (sim2real.isaaclab.observation_link); empty
+    lists without a link."""
+    from sim2real.isaaclab.observation_link import LINK_ATTR
+    link = getattr(env, LINK_ATTR, None)
+    if link is None:
+        return {'observation_delay_ticks': [], 'observation_dropout_prob': []}
+    return {'observation_delay_ticks': sorted(set(link.delay.tolist())),
+            'observation_dropout_prob': [float(link.drop_prob.min()),
+                                         float(link.drop_prob.max())]}
+
+
 def check(run_dir: Path, num_envs: int, steps: int, device: str = 'cpu') -> dict:
     """The report (see the module docstring)."""
     import torch
@@ -37,9 +61,15 @@ def check(run_dir: Path, num_envs: int, steps: int, device: str = 'cpu') -> dict
         robot = env.scene['robot']
         actions = torch.zeros(num_envs, env.action_manager.total_action_dim, device=device)
         finite = True
+        repeats = 0
+        previous = _newest_of_first_term(env, obs)
         for _ in range(steps):
-            obs, _, _, _, _ = env.step(actions)
+            obs, _, terminated, truncated, _ = env.step(actions)
             finite = finite and all(bool(torch.isfinite(v).all()) for v in obs.values())
+            newest = _newest_of_first_term(env, obs)
+            kept = ~(terminated | truncated)
+            repeats += int(((newest == previous).all(dim=1) & kept).sum())
+            previous = newest
         report = {
             'joint_names': list(robot.joint_names),
             'policy_obs_dim': int(obs['policy'].shape[1]),
@@ -55,6 +85,8 @@ def check(run_dir: Path, num_envs: int, steps: int, device: str = 'cpu') -> dict
             'base_height_m': float(robot.data.root_pos_w.torch[:, 2].median()),
             'finite': finite,
             'action_delay_steps': _delay_steps(robot),
+            **_link_report(env),
+            'repeated_share': repeats / float(steps * num_envs),
         }
     return report
 

@@ -25,8 +25,6 @@ NOT_IN_ISAACLAB = {
     'events.motor_strength': 'Isaac Lab has no per-env torque-constant term',
     'events.encoder_bias': 'Isaac Lab has no joint-encoder offset term',
     'events.imu_mount': 'Isaac Lab has no IMU mounting-tilt term',
-    'observations.policy.delay_ticks': 'Isaac Lab delays each term by its own draw; trained '
-                                       'without observation delay, jitter or dropout',
     'only_positive_rewards': 'Isaac Lab sums rewards without clipping them at zero',
     'observations.critic': 'the critic reads the (noisy) policy group and the true base '
                            'velocity; Isaac Lab has no physical_params term',
@@ -92,7 +90,9 @@ def _int_range(value) -> tuple[int, int]:
 
 
 def _uniform(pair) -> tuple[float, float]:
-    """A (low, high) pair from plain data."""
+    """A (low, high) pair from plain data ([low, high] or an edge-range dict)."""
+    if isinstance(pair, dict):
+        pair = (pair['low'], pair['high'])
     low, high = pair
     return float(low), float(high)
 
@@ -146,11 +146,13 @@ def _scene(task: dict, run_dir: Path, num_envs: int):
 
 
 def _observations(task: dict):
-    """Policy group in our term order with our scales, noise and history (joints in the
-    articulation's order); the critic's group adds the true base velocity."""
+    """Policy group in our term order with our scales, noise, history, and delay, jitter
+    and dropout of the delayed terms together (sim2real.isaaclab.observation_link; joints in
+    the articulation's order); the critic's group adds the true base velocity."""
     from isaaclab.envs import mdp
     from isaaclab.managers import ObservationGroupCfg, ObservationTermCfg
     from isaaclab.utils.noise import GaussianNoiseCfg
+    from sim2real.isaaclab.observation_link import LinkedTerm
     funcs = {'ang_vel_b': mdp.base_ang_vel, 'projected_gravity': mdp.projected_gravity,
              'velocity_command': mdp.generated_commands, 'joint_pos_rel': mdp.joint_pos_rel,
              'joint_vel': mdp.joint_vel_rel, 'action_history': mdp.last_action,
@@ -158,22 +160,28 @@ def _observations(task: dict):
     group_cfg = task['env']['observations']['policy']
     policy = ObservationGroupCfg(concatenate_terms=True,
                                  enable_corruption=bool(group_cfg['add_noise']))
+    link = {'delay_ticks': _int_range(group_cfg.get('delay_ticks') or (0, 0)),
+            'jitter_prob': float(group_cfg.get('jitter_prob') or 0.0),
+            'dropout_prob': _uniform(group_cfg.get('dropout_prob') or (0.0, 0.0))}
+    linked = link['delay_ticks'][1] > 0 or link['dropout_prob'][1] > 0.0
     for name, term in group_cfg['terms'].items():
         if name not in funcs:
             raise ValueError(f'observations.policy.{name}: no Isaac Lab term is mapped')
         scale = float(term['scale'])
-        kwargs = {}
-        if name == 'velocity_command':
-            kwargs['params'] = {'command_name': 'base_velocity'}
-        if term['noise_std']:
-            # ours is in scaled units and added before scaling in Isaac Lab
-            kwargs['noise'] = GaussianNoiseCfg(std=float(term['noise_std']) / scale)
+        # ours is in scaled units; Isaac Lab's noise and a linked term's are in raw units
+        noise_std = float(term['noise_std']) / scale if group_cfg['add_noise'] else 0.0
+        params = {'command_name': 'base_velocity'} if name == 'velocity_command' else {}
+        kwargs = {'func': funcs[name], 'params': params}
+        if linked and term.get('delayed', True):   # noised before the delay, as ours
+            kwargs = {'func': LinkedTerm, 'params': {
+                'func': funcs[name], 'func_params': params, 'noise_std': noise_std, **link}}
+        elif noise_std:
+            kwargs['noise'] = GaussianNoiseCfg(std=noise_std)
         if term['clip'] is not None:
             kwargs['clip'] = (-float(term['clip']) / scale, float(term['clip']) / scale)
         history = int(term['history_length'])
         setattr(policy, name, ObservationTermCfg(
-            func=funcs[name], scale=scale, history_length=history if history > 1 else 0,
-            **kwargs))
+            scale=scale, history_length=history if history > 1 else 0, **kwargs))
     critic = ObservationGroupCfg(concatenate_terms=True, enable_corruption=False)
     lin_vel = task['env']['observations']['critic']['terms'].get('lin_vel_b')
     if lin_vel is not None:

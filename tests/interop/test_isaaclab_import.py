@@ -61,8 +61,22 @@ def test_the_contract_is_our_robots_with_isaac_labs_observations(imported):
     assert noise['velocity_command'] == 0.0
     assert contract.robot_params['imported_from'] == 'isaaclab'
     assert contract.action.params['delay_ticks_trained'] == [0, 0]   # ours trains with 0-1
+    assert contract.robot_params['observation_delay_ticks_trained'] == [0, 0]
+    assert 'observation_dropout_prob_trained' not in contract.robot_params
     assert contract.robot_params['isaaclab_joint_order'] == urdf_joint_order(URDF)
     assert imported.max_abs_diff < 1e-5
+
+
+def test_a_linked_runs_delay_jitter_and_dropout_go_into_the_contract(tmp_path):
+    """A run whose policy terms went through our observation link (sim2real.isaaclab) records
+    its delay, jitter and dropout as trained; the plain run records none (above: [0, 0])."""
+    from tests.interop.test_isaaclab_run import ANG_VEL, LINKED_ANG_VEL
+    run = edited_run(tmp_path, ANG_VEL, LINKED_ANG_VEL)
+    params = import_isaaclab_run(run, TASK, out=tmp_path / 'p.onnx', urdf=URDF).contract\
+        .robot_params
+    assert params['observation_delay_ticks_trained'] == [0, 1]
+    assert params['observation_jitter_prob_trained'] == 0.3
+    assert params['observation_dropout_prob_trained'] == [0.0, 0.3]
 
 
 def test_the_file_computes_the_runs_actor(imported):

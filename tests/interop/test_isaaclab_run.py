@@ -91,6 +91,56 @@ def test_the_actuators_target_delay_is_read_in_policy_ticks(tmp_path):
     assert read_run(ours).action_delay_ticks == (0, 1)
 
 
+LINKED_ANG_VEL = """\
+    base_ang_vel:
+      func: sim2real.isaaclab.observation_link:LinkedTerm
+      params:
+        func: isaaclab.envs.mdp.observations:base_ang_vel
+        func_params: {}
+        noise_std: 0.2
+        delay_ticks:
+        - 0
+        - 1
+        jitter_prob: 0.3
+        dropout_prob:
+        - 0.0
+        - 0.3
+      modifiers: null
+      noise: null
+"""
+ANG_VEL = """\
+    base_ang_vel:
+      func: isaaclab.envs.mdp.observations:base_ang_vel
+      params: {}
+      modifiers: null
+      noise:
+        func: isaaclab.utils.noise.noise_model:uniform_noise
+        operation: add
+        n_min: -0.2
+        n_max: 0.2
+"""
+
+
+def test_linked_terms_read_as_their_function_with_the_links_delay(tmp_path):
+    """A term of ours delivered with our observation delay, jitter and dropout
+    (sim2real.isaaclab.observation_link) reads as the function it wraps, with its own
+    (Gaussian, raw-unit) noise, and the run records the link; a linked term that also has
+    Isaac Lab noise, or params that are not a link's, is refused naming the term."""
+    assert read_run(FIXTURE).observation_link is None
+    run = read_run(edited_run(tmp_path / 'a', ANG_VEL, LINKED_ANG_VEL))
+    term = run.observations[1]
+    assert (term.name, term.func, term.params, term.noise_std) == (
+        'base_ang_vel', 'isaaclab.envs.mdp.observations:base_ang_vel', {}, 0.2)
+    link = run.observation_link
+    assert (link.delay_ticks, link.jitter_prob, link.dropout_prob) == ((0, 1), 0.3, (0.0, 0.3))
+    noised = LINKED_ANG_VEL.replace('      noise: null\n', ANG_VEL.split('modifiers: null\n')[1])
+    with pytest.raises(IsaacLabRunError, match='base_ang_vel.noise: a linked term noises'):
+        read_run(edited_run(tmp_path / 'b', ANG_VEL, noised))
+    with pytest.raises(IsaacLabRunError, match='base_ang_vel.params: not those of a linked'):
+        read_run(edited_run(tmp_path / 'c', ANG_VEL,
+                            LINKED_ANG_VEL.replace('        jitter_prob: 0.3\n', '')))
+
+
 def test_a_run_without_a_checkpoint_is_refused(tmp_path):
     """No model_<iteration>.pt: refused naming the directory."""
     run = tmp_path / 'run'

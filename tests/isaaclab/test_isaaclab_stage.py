@@ -63,9 +63,9 @@ def run(isaaclab_python, tmp_path_factory):
 
 def test_our_task_builds_and_stands_in_isaac_lab(isaaclab_python, run, ours):
     """The Isaac Lab env of the task file: our joints in URDF order, 105 policy inputs as the
-    contract says, our terms by name, our 0-1 tick action delay drawn per env; 50 zero-action
-    steps keep every observation finite and the trunk within 3 cm of the height our MuJoCo
-    env settles at (median over envs)."""
+    contract says, our terms by name, our 0-1 tick action delay and our observation delay,
+    jitter and dropout drawn per env; 50 zero-action steps keep every observation finite and
+    the trunk within 3 cm of the height our MuJoCo env settles at (median over envs)."""
     from sim2real.training import build_env
     run_dir, _, _ = run
     done = _run([isaaclab_python, '-P', '-m', 'sim2real.isaaclab.check', str(run_dir),
@@ -79,6 +79,14 @@ def test_our_task_builds_and_stands_in_isaac_lab(isaaclab_python, run, ours):
     assert report['finite']
     # our 0-1 tick action delay, as whole ticks of 4 physics steps, drawn per env
     assert report['action_delay_steps'] == [0, 4]
+    # our observation link: 0-1 tick of delay and a dropout probability of 0-0.3 per env;
+    # the first term's newest value repeats at the held ticks (mean dropout 0.15) and at the
+    # 0 -> 1 tick jitter steps of the undelayed envs (0.5 x 0.7 x 0.3 = 0.105), and nowhere
+    # else: its noise never repeats (a repeat share of 0 without the link)
+    assert report['observation_delay_ticks'] == [0, 1]
+    low, high = report['observation_dropout_prob']
+    assert 0.0 <= low < high <= 0.3
+    assert 0.08 < report['repeated_share'] < 0.45, report['repeated_share']
     env = build_env(TASK, seed=0, num_envs=64, num_threads=1)
     env.reset()
     for _ in range(50):
