@@ -34,6 +34,7 @@ from sim2real.sim.joint_robot import movable_joints
 log = logging.getLogger(__name__)
 
 _OBS = 'isaaclab.envs.mdp.observations:'
+_SENSORS = 'sim2real.isaaclab.sensors:'
 TERM_NAMES = {
     _OBS + 'base_lin_vel': 'lin_vel_b',
     _OBS + 'base_ang_vel': 'ang_vel_b',
@@ -42,11 +43,15 @@ TERM_NAMES = {
     _OBS + 'joint_pos_rel': 'joint_pos_rel',
     _OBS + 'joint_vel_rel': 'joint_vel',
     _OBS + 'last_action': 'action_history',
+    _SENSORS + 'imu_ang_vel': 'ang_vel_b',
+    _SENSORS + 'imu_projected_gravity': 'projected_gravity',
+    _SENSORS + 'joint_pos_rel_measured': 'joint_pos_rel',
 }
 """Isaac Lab observation function -> our term of the same quantity (body-frame base
 velocities [m/s, rad/s], gravity direction in the body frame, (vx, vy, yaw rate) command,
 joint positions from the default pose [rad], joint velocities [rad/s] (Isaac Lab's relative to
-a zero default), the policy's last output)."""
+a zero default), the policy's last output); our Isaac Lab env's sensor readings
+(sim2real.isaaclab.sensors: IMU frame, encoder offsets) map to ours, which read the same."""
 VELOCITY_COMMAND = 'isaaclab.envs.mdp.commands.velocity_command:UniformVelocityCommand'
 """The command term generated_commands may read: (vx, vy, yaw rate) in the heading frame."""
 MATCH_TOL = 1e-6

@@ -5,7 +5,9 @@ position, velocity and effort targets reach the motor a whole number of policy t
 drawn per env at every reset, as our action delay (``delay_ticks`` of the joint position
 action). Isaac Lab's own ``DelayedPDActuator`` delays an ideal PD without the torque-speed
 limit. The actuator runs once per physics step, and the targets are constant within a
-policy tick, so a lag of ticks x decimation physics steps is exactly our delay.
+policy tick, so a lag of ticks x decimation physics steps is exactly our delay. Its torque
+is scaled per env and joint by ``strength`` (the torque constant's spread; ours scales the
+clipped PD torque the same way), which the event ``randomize_motor_strength`` draws.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ def _define() -> dict:
             depth = int(cfg.max_delay_ticks) * int(cfg.steps_per_tick)
             self._delays = tuple(DelayBuffer(depth, self._num_envs, device=self._device)
                                  for _ in range(3))
+            self.strength = torch.ones(self._num_envs, self.num_joints, device=self._device)
+            """Torque-constant multiplier per env and joint, (N, J)."""
 
         def reset(self, env_ids) -> None:
             """Reset the motor; draw each env's delay in ticks anew and clear its buffers."""
@@ -50,7 +54,10 @@ def _define() -> dict:
             control_action.joint_velocities = velocity.compute(
                 control_action.joint_velocities)
             control_action.joint_efforts = effort.compute(control_action.joint_efforts)
-            return super().compute(control_action, joint_pos, joint_vel)
+            control_action = super().compute(control_action, joint_pos, joint_vel)
+            self.applied_effort = self.strength * self.applied_effort
+            control_action.joint_efforts = self.applied_effort
+            return control_action
 
     @configclass
     class DelayedDCMotorCfg(DCMotorCfg):
@@ -68,6 +75,18 @@ def _define() -> dict:
     for name, cls in out.items():   # named as module-level classes (class_type in env.yaml)
         cls.__module__, cls.__qualname__ = __name__, name
     return out
+
+
+def randomize_motor_strength(env, env_ids, strength_range: tuple[float, float]) -> None:
+    """Event term: per-joint torque-constant multiplier ~ U(range) of every delayed DC motor
+    of the env's robot, for env_ids (None: every env)."""
+    import torch
+    low, high = strength_range
+    ids = slice(None) if env_ids is None else env_ids
+    for actuator in env.scene['robot'].actuators.values():
+        if hasattr(actuator, 'strength'):
+            rows = actuator.strength[ids]
+            actuator.strength[ids] = low + (high - low) * torch.rand_like(rows)
 
 
 def __getattr__(name: str):

@@ -5,7 +5,8 @@
 Prints one JSON line: the articulation's joint order, the policy and critic observation
 widths, the managers' term names, and after N policy steps of zero actions (the default
 pose held by the PD) the median base height [m], whether every observation stayed finite,
-the action delays [physics steps] the envs drew, the observation link's draws (delays in
+the action delays [physics steps], encoder offsets, IMU tilts and motor strengths the envs
+drew, the observation link's draws (delays in
 ticks, the range of the dropout probabilities) and the share of ticks at which the first
 policy term's newest value repeated the previous tick's exactly (a held or a late sample:
 noise makes any other repeat vanishingly rare). The Isaac Lab stage of the test command
@@ -53,6 +54,21 @@ def _link_report(env) -> dict:
                                          float(link.drop_prob.max())]}
 
 
+def _sensor_report(env, robot) -> dict:
+    """The largest encoder offset [rad] and IMU mounting tilt [rad] the envs drew
+    (sim2real.isaaclab.sensors), and the range of the motors' strength draws."""
+    import torch
+    from sim2real.isaaclab.sensors import state_of
+    state = state_of(env)
+    trace = state.imu_rotmat_bi.diagonal(dim1=1, dim2=2).sum(dim=1)
+    tilt = torch.arccos(((trace - 1.0) / 2.0).clamp(-1.0, 1.0))
+    strength = torch.cat([a.strength.flatten() for a in robot.actuators.values()
+                          if hasattr(a, 'strength')])
+    return {'encoder_bias_max_rad': float(state.encoder_bias_rad.abs().max()),
+            'imu_tilt_max_rad': float(tilt.max()),
+            'motor_strength': [float(strength.min()), float(strength.max())]}
+
+
 def check(run_dir: Path, num_envs: int, steps: int, device: str = 'cpu') -> dict:
     """The report (see the module docstring)."""
     import torch
@@ -85,7 +101,7 @@ def check(run_dir: Path, num_envs: int, steps: int, device: str = 'cpu') -> dict
             'base_height_m': float(robot.data.root_pos_w.torch[:, 2].median()),
             'finite': finite,
             'action_delay_steps': _delay_steps(robot),
-            **_link_report(env),
+            **_link_report(env), **_sensor_report(env, robot),
             'repeated_share': repeats / float(steps * num_envs),
         }
     return report

@@ -22,9 +22,6 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 NOT_IN_ISAACLAB = {
-    'events.motor_strength': 'Isaac Lab has no per-env torque-constant term',
-    'events.encoder_bias': 'Isaac Lab has no joint-encoder offset term',
-    'events.imu_mount': 'Isaac Lab has no IMU mounting-tilt term',
     'only_positive_rewards': 'Isaac Lab sums rewards without clipping them at zero',
     'observations.critic': 'the critic reads the (noisy) policy group and the true base '
                            'velocity; Isaac Lab has no physical_params term',
@@ -49,6 +46,8 @@ USED_PARAMS = {
     'events.pd_gains': {'kp_scale', 'kd_scale'},
     'events.reset_base': {'offset_m', 'lin_vel_m_s', 'ang_vel_rad_s', 'clearance_m'},
     'events.reset_joints': {'scale_range'}, 'events.push_base': {'lin_vel_m_s'},
+    'events.motor_strength': {'strength_range'}, 'events.encoder_bias': {'bias_rad'},
+    'events.imu_mount': {'max_tilt_rad'},
 }
 """The parameters of our terms that the mapped Isaac Lab terms take; any other is refused
 (a changed min_command_m_s, say, would otherwise be dropped)."""
@@ -152,9 +151,14 @@ def _observations(task: dict):
     from isaaclab.envs import mdp
     from isaaclab.managers import ObservationGroupCfg, ObservationTermCfg
     from isaaclab.utils.noise import GaussianNoiseCfg
+    from sim2real.isaaclab import sensors
     from sim2real.isaaclab.observation_link import LinkedTerm
-    funcs = {'ang_vel_b': mdp.base_ang_vel, 'projected_gravity': mdp.projected_gravity,
-             'velocity_command': mdp.generated_commands, 'joint_pos_rel': mdp.joint_pos_rel,
+    # the IMU's and the encoders' readings (sim2real.isaaclab.sensors: each env's mounting
+    # tilt and encoder offsets, drawn by the imu_mount and encoder_bias events)
+    funcs = {'ang_vel_b': sensors.imu_ang_vel,
+             'projected_gravity': sensors.imu_projected_gravity,
+             'velocity_command': mdp.generated_commands,
+             'joint_pos_rel': sensors.joint_pos_rel_measured,
              'joint_vel': mdp.joint_vel_rel, 'action_history': mdp.last_action,
              'lin_vel_b': mdp.base_lin_vel}
     group_cfg = task['env']['observations']['policy']
@@ -167,6 +171,9 @@ def _observations(task: dict):
     for name, term in group_cfg['terms'].items():
         if name not in funcs:
             raise ValueError(f'observations.policy.{name}: no Isaac Lab term is mapped')
+        if term['params']:   # e.g. imu: false, a true reading in the policy group
+            raise ValueError(f'observations.policy.{name}.params {term["params"]}: only the '
+                             'sensor readings (the defaults) are mapped')
         scale = float(term['scale'])
         # ours is in scaled units; Isaac Lab's noise and a linked term's are in raw units
         noise_std = float(term['noise_std']) / scale if group_cfg['add_noise'] else 0.0
@@ -248,6 +255,8 @@ def _events(task: dict):
     from isaaclab.envs import mdp
     from isaaclab.managers import EventTermCfg, SceneEntityCfg
     from isaaclab_tasks.core.velocity.velocity_env_cfg import EventsCfg
+    from sim2real.isaaclab import sensors
+    from sim2real.isaaclab.actuators import randomize_motor_strength
 
     def robot(bodies=None):
         return SceneEntityCfg('robot', body_names=bodies) if bodies else SceneEntityCfg('robot')
@@ -279,6 +288,12 @@ def _events(task: dict):
             'position_range': _uniform(p['scale_range']), 'velocity_range': (0.0, 0.0)}),
         'push_base': lambda p: ('interval', mdp.push_by_setting_velocity, {
             'velocity_range': {a: (-p['lin_vel_m_s'], p['lin_vel_m_s']) for a in 'xy'}}),
+        'motor_strength': lambda p: ('reset', randomize_motor_strength, {
+            'strength_range': _uniform(p['strength_range'])}),
+        'encoder_bias': lambda p: ('reset', sensors.randomize_encoder_bias, {
+            'bias_rad': float(p['bias_rad'])}),
+        'imu_mount': lambda p: ('reset', sensors.randomize_imu_mount, {
+            'max_tilt_rad': float(p['max_tilt_rad'])}),
     }
 
     def event(term, mode, func, params):

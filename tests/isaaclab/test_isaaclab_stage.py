@@ -63,9 +63,10 @@ def run(isaaclab_python, tmp_path_factory):
 
 def test_our_task_builds_and_stands_in_isaac_lab(isaaclab_python, run, ours):
     """The Isaac Lab env of the task file: our joints in URDF order, 105 policy inputs as the
-    contract says, our terms by name, our 0-1 tick action delay and our observation delay,
-    jitter and dropout drawn per env; 50 zero-action steps keep every observation finite and
-    the trunk within 3 cm of the height our MuJoCo env settles at (median over envs)."""
+    contract says, our terms by name, our 0-1 tick action delay, observation delay, jitter
+    and dropout, encoder offsets, IMU tilt and motor strength drawn per env; 50 zero-action
+    steps keep every observation finite and the trunk within 3 cm of the height our MuJoCo
+    env settles at (median over envs)."""
     from sim2real.training import build_env
     run_dir, _, _ = run
     done = _run([isaaclab_python, '-P', '-m', 'sim2real.isaaclab.check', str(run_dir),
@@ -87,6 +88,15 @@ def test_our_task_builds_and_stands_in_isaac_lab(isaaclab_python, run, ours):
     low, high = report['observation_dropout_prob']
     assert 0.0 <= low < high <= 0.3
     assert 0.08 < report['repeated_share'] < 0.45, report['repeated_share']
+    # our sensor and motor randomization, at each reset (16 envs x 12 joints of draws)
+    events = {name: term.params for name, term in build_env(
+        TASK, seed=0, num_envs=1, num_threads=1).cfg.events.items()}
+    bias_rad = events['encoder_bias']['bias_rad']
+    assert 0.5 * bias_rad < report['encoder_bias_max_rad'] <= bias_rad
+    tilt_rad = events['imu_mount']['max_tilt_rad']
+    assert 0.5 * tilt_rad < report['imu_tilt_max_rad'] <= tilt_rad + 1e-4
+    low, high = events['motor_strength']['strength_range']
+    assert low <= report['motor_strength'][0] < report['motor_strength'][1] <= high
     env = build_env(TASK, seed=0, num_envs=64, num_threads=1)
     env.reset()
     for _ in range(50):
