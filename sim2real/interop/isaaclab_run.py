@@ -205,6 +205,14 @@ def _linked(term: dict, dotted: str, where: str) -> tuple[dict, ObservationLinkC
     return inner, link
 
 
+def _term_noise(term: dict, link, corrupted: bool, dotted: str, where: str) -> float:
+    """A term's noise std on its unscaled value: a linked term's own, else Isaac Lab's
+    (none when the group's corruption is off)."""
+    if link is not None:
+        return term['noise_std']
+    return _noise_std(term.get('noise'), f'{dotted}.noise', where) if corrupted else 0.0
+
+
 def _observations(env: dict, where: str) -> tuple[tuple[ObsTerm, ...],
                                                   ObservationLinkCfg | None]:
     """The policy group's terms in order, with their processing, and the link of its linked
@@ -245,9 +253,7 @@ def _observations(env: dict, where: str) -> tuple[tuple[ObsTerm, ...],
                            None if scale is None else float(scale),
                            None if clip is None else (float(clip[0]), float(clip[1])),
                            int(term.get('history_length') or 0),
-                           term['noise_std'] if link is not None else
-                           _noise_std(term.get('noise'), f'{dotted}.noise', where)
-                           if corrupted else 0.0))
+                           _term_noise(term, link, corrupted, dotted, where)))
     links.discard(None)
     if len(links) > 1:
         raise IsaacLabRunError(f'{where}: observations.policy: linked terms with different '

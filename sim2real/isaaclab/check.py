@@ -6,10 +6,10 @@ Prints one JSON line: the articulation's joint order, the policy and critic obse
 widths, the managers' term names, and after N policy steps of zero actions (the default
 pose held by the PD) the median base height [m], whether every observation stayed finite,
 the action delays [physics steps], encoder offsets, IMU tilts and motor strengths the envs
-drew, the observation link's draws (delays in
-ticks, the range of the dropout probabilities) and the share of ticks at which the first
-policy term's newest value repeated the previous tick's exactly (a held or a late sample:
-noise makes any other repeat vanishingly rare). The Isaac Lab stage of the test command
+drew, the observation link's draws (delays in ticks, the range of the dropout
+probabilities) and the share of ticks at which the first policy term's newest value
+repeated the previous tick's exactly (a held or a late sample: noise makes any other repeat
+vanishingly rare). The Isaac Lab stage of the test command
 compares these with our task's contract.
 """
 
@@ -62,8 +62,9 @@ def _sensor_report(env, robot) -> dict:
     state = state_of(env)
     trace = state.imu_rotmat_bi.diagonal(dim1=1, dim2=2).sum(dim=1)
     tilt = torch.arccos(((trace - 1.0) / 2.0).clamp(-1.0, 1.0))
-    strength = torch.cat([a.strength.flatten() for a in robot.actuators.values()
-                          if hasattr(a, 'strength')])
+    strength = [a.strength.flatten() for a in robot.actuators.values()
+                if hasattr(a, 'strength')]
+    strength = torch.cat(strength) if strength else torch.ones(1)
     return {'encoder_bias_max_rad': float(state.encoder_bias_rad.abs().max()),
             'imu_tilt_max_rad': float(tilt.max()),
             'motor_strength': [float(strength.min()), float(strength.max())]}

@@ -12,7 +12,11 @@ before the delay, so that a held sample repeats exactly), goes into the term's o
 the last ticks, and the term delivers the entry at the lag, or its last delivered value,
 that the env's ``ObservationLink`` decides once per policy step for every linked term. A
 tick is ``env.common_step_counter``: reads within one step deliver the same values (envs
-reset in between read their fresh value), as our env computes once per step.
+reset in between read their fresh value), as our env computes once per step. The step's
+first read decides the tick, so it must come after the step's resets, command resampling
+and interval events, as in Isaac Lab's step() unless recorders or ``compute_final_obs``
+read before the resets (our env configs set neither). The noise is decided when the env
+config is built (none when the group adds none), not by ``enable_corruption`` later.
 """
 
 from __future__ import annotations
@@ -46,8 +50,9 @@ class ObservationLink:
 
     @property
     def depth(self) -> int:
-        """Ticks a term's ring holds (the current one and max delay older ones)."""
-        return int(self.delay_ticks[1]) + 1
+        """Ticks a term's ring holds: the current one and the oldest a tick can deliver
+        (the largest delay, one more with jitter), as ours (ObsGroupCfg.max_delay_ticks)."""
+        return int(self.delay_ticks[1]) + (1 if self.jitter_prob > 0.0 else 0) + 1
 
     def reset(self, env_ids: torch.Tensor) -> None:
         """Draw the delay and the dropout probability of env_ids."""
@@ -61,7 +66,7 @@ class ObservationLink:
     def decide(self, tick: int) -> tuple[torch.Tensor, torch.Tensor]:
         """(lag [ticks], dropped) of every env at this tick, (N,) each; one draw per tick."""
         if tick != self._tick or self._decision is None:
-            lag = self.delay
+            lag = self.delay.clone()   # a later reset redraws delay in place
             if self.jitter_prob > 0.0:
                 late = torch.rand(lag.shape, device=lag.device) < self.jitter_prob
                 lag = (lag + late.long()).clamp(max=self.depth - 1)

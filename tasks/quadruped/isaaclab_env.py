@@ -167,7 +167,8 @@ def _observations(task: dict):
     link = {'delay_ticks': _int_range(group_cfg.get('delay_ticks') or (0, 0)),
             'jitter_prob': float(group_cfg.get('jitter_prob') or 0.0),
             'dropout_prob': _uniform(group_cfg.get('dropout_prob') or (0.0, 0.0))}
-    linked = link['delay_ticks'][1] > 0 or link['dropout_prob'][1] > 0.0
+    linked = (link['delay_ticks'][1] > 0 or link['jitter_prob'] > 0.0
+              or link['dropout_prob'][1] > 0.0)
     for name, term in group_cfg['terms'].items():
         if name not in funcs:
             raise ValueError(f'observations.policy.{name}: no Isaac Lab term is mapped')

@@ -72,8 +72,8 @@ def test_a_linked_runs_delay_jitter_and_dropout_go_into_the_contract(tmp_path):
     its delay, jitter and dropout as trained; the plain run records none (above: [0, 0])."""
     from tests.interop.test_isaaclab_run import ANG_VEL, LINKED_ANG_VEL
     run = edited_run(tmp_path, ANG_VEL, LINKED_ANG_VEL)
-    params = import_isaaclab_run(run, TASK, out=tmp_path / 'p.onnx', urdf=URDF).contract\
-        .robot_params
+    result = import_isaaclab_run(run, TASK, out=tmp_path / 'p.onnx', urdf=URDF)
+    params = result.contract.robot_params
     assert params['observation_delay_ticks_trained'] == [0, 1]
     assert params['observation_jitter_prob_trained'] == 0.3
     assert params['observation_dropout_prob_trained'] == [0.0, 0.3]
