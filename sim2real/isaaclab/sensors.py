@@ -64,7 +64,7 @@ def _robot(env):
     return env.scene['robot']
 
 
-def _torch(value) -> torch.Tensor:
+def as_tensor(value) -> torch.Tensor:
     """A torch tensor of an Isaac Lab data field (3.0 wraps them in ProxyArray)."""
     return value.torch if hasattr(value, 'torch') else value
 
@@ -73,17 +73,17 @@ def joint_pos_rel_measured(env) -> torch.Tensor:
     """Joint positions minus the default pose as the encoders read them (with each env's
     offset) [rad], (N, J) in the articulation's order."""
     data = _robot(env).data
-    return (_torch(data.joint_pos) - _torch(data.default_joint_pos)
+    return (as_tensor(data.joint_pos) - as_tensor(data.default_joint_pos)
             + state_of(env).encoder_bias_rad)
 
 
 def imu_ang_vel(env) -> torch.Tensor:
     """Base angular velocity in each env's (tilted) IMU frame [rad/s], (N, 3)."""
     return rotate_world_to_body(state_of(env).imu_rotmat_bi,
-                                _torch(_robot(env).data.root_ang_vel_b))
+                                as_tensor(_robot(env).data.root_ang_vel_b))
 
 
 def imu_projected_gravity(env) -> torch.Tensor:
     """Unit gravity direction in each env's (tilted) IMU frame, (N, 3); (0, 0, -1) level."""
     return rotate_world_to_body(state_of(env).imu_rotmat_bi,
-                                _torch(_robot(env).data.projected_gravity_b))
+                                as_tensor(_robot(env).data.projected_gravity_b))

@@ -82,10 +82,8 @@ def _mapped(group: str, out, terms: dict, table: dict, make):
 
 def _int_range(value) -> tuple[int, int]:
     """A whole-number (low, high) from a plain range ([low, high] or an edge-range dict)."""
-    if isinstance(value, dict):
-        value = (value['low'], value['high'])
-    low, high = value
-    return int(round(float(low))), int(round(float(high)))
+    low, high = _uniform(value)
+    return int(round(low)), int(round(high))
 
 
 def _uniform(pair) -> tuple[float, float]:
@@ -348,11 +346,6 @@ def env_cfg(task: dict, run_dir: Path, num_envs: int):
     return cfg
 
 
-def _torch(value):
-    """A torch tensor of an Isaac Lab data field (3.0 wraps them in ProxyArray)."""
-    return value.torch if hasattr(value, 'torch') else value
-
-
 class metrics:   # noqa: N801  (the builder module's hook, named as env_cfg is)
     """Our VelocityMetrics in the Isaac Lab env: per episode the mean planar velocity error
     in the heading frame and the yaw-rate error, counted from settle_s after each command
@@ -378,18 +371,19 @@ class metrics:   # noqa: N801  (the builder module's hook, named as env_cfg is)
     def update(self, active) -> None:
         """Add this step's errors of the active envs past their settling time."""
         import torch
+        from sim2real.isaaclab.sensors import as_tensor
         env = self.env
         robot = env.scene['robot']
-        command = _torch(env.command_manager.get_command('base_velocity')).cpu()
-        time_left = _torch(env.command_manager.get_term('base_velocity').time_left).cpu()
+        command = as_tensor(env.command_manager.get_command('base_velocity')).cpu()
+        time_left = as_tensor(env.command_manager.get_term('base_velocity').time_left).cpu()
         counted = active & (self.period_s - time_left >= self.settle_s - 0.5 * self.step_dt_s)
-        v_w = _torch(robot.data.root_link_lin_vel_w).cpu()   # base origin, as ours
-        yaw = _torch(robot.data.heading_w).cpu()
+        v_w = as_tensor(robot.data.root_link_lin_vel_w).cpu()   # base origin, as ours
+        yaw = as_tensor(robot.data.heading_w).cpu()
         cos, sin = torch.cos(yaw), torch.sin(yaw)
         v_heading = torch.stack((cos * v_w[:, 0] + sin * v_w[:, 1],
                                  -sin * v_w[:, 0] + cos * v_w[:, 1]), dim=1)
         lin = torch.linalg.vector_norm(command[:, :2] - v_heading, dim=1)
-        yaw_rate = _torch(robot.data.root_link_ang_vel_w).cpu()[:, 2]
+        yaw_rate = as_tensor(robot.data.root_link_ang_vel_w).cpu()[:, 2]
         self._lin += counted * lin
         self._yaw += counted * (command[:, 2] - yaw_rate).abs()
         self._count += counted
