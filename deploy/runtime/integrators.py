@@ -6,7 +6,8 @@ Every integrator clips the policy output a to [-clip, clip], records it in ``his
 - thrust_body_rates: [collective thrust N (``terms.collective_thrust_n``: 0 at a0 = -1, hover
   at 0, max_collective_thrust_n at +1), a[1:4] max_body_rate_rad_s rad/s body frame]
 - rotor_speeds: min_speed + (a + 1) / 2 (max_speed - min_speed) [rad/s], URDF rotor order
-- joint_position_offset: q* = q0 + scale a (zero-order hold)
+- joint_position_offset: q* = q0 + scale a (zero-order hold), clipped to [target_min_rad,
+  target_max_rad] when given
 - joint_position_delta: q* = q*_prev + scale a, clipped to [target_min_rad, target_max_rad]
   when given; q*_prev seeded with the measured q (target_seed: measured_joint_pos_rad)
 - joint_position_ema: q* = alpha (q0 + scale a) + (1 - alpha) q*_prev, seeded with measured q
@@ -111,42 +112,22 @@ class RotorSpeeds(Integrator):
 
 
 class JointPositionOffset(Integrator):
-    """q* = q0 + scale a: absolute targets around the default pose."""
+    """q* = q0 + scale a: absolute targets around the default pose; clipped to
+    [target_min_rad, target_max_rad] (targets and seed) when the contract gives them."""
 
     kind = 'joint_position_offset'
     required = ('scale',)
+    SEEDS = ('measured_joint_pos_rad',)
+    """The target_seed values this integrator implements (reset(q) with the measured q)."""
 
     def __init__(self, contract: Contract, history_length: int = 1):
-        """Default pose q0 from the contract, target state seeded with q0."""
+        """Default pose q0 from the contract, target state seeded with q0; refuse a seeding
+        this runtime does not implement; read the optional target range."""
         super().__init__(contract, history_length)
         self.default_rad = np.asarray(contract.default_joint_pos_rad, dtype=np.float64)
         self.scale = self.param('scale')
         self.target_rad = self.default_rad.copy()
         """Last target q* [rad]."""
-
-    def reset(self, joint_pos_rad: np.ndarray | None = None) -> None:
-        """Zero the history; the target state starts at the measured q (q0 without one)."""
-        super().reset()
-        seed = self.default_rad if joint_pos_rad is None else joint_pos_rad
-        self.target_rad = np.asarray(seed, dtype=np.float64).copy()
-
-    def command(self, a: np.ndarray) -> np.ndarray:
-        """Joint position targets q* [rad]."""
-        self.target_rad = terms.joint_offset_target(self.default_rad, self.scale, a)
-        return self.target_rad.copy()
-
-
-class JointPositionDelta(JointPositionOffset):
-    """q* = q*_prev + scale a, seeded with the measured q at enable; clipped to
-    [target_min_rad, target_max_rad] (state and seed) when the contract gives them."""
-
-    kind = 'joint_position_delta'
-    SEEDS = ('measured_joint_pos_rad',)
-    """The target_seed values this integrator implements (reset(q) with the measured q)."""
-
-    def __init__(self, contract: Contract, history_length: int = 1):
-        """Refuse a seeding this runtime does not implement; read the optional target range."""
-        super().__init__(contract, history_length)
         seed = self.spec.params.get('target_seed', self.SEEDS[0])
         if seed not in self.SEEDS:
             raise ContractError(f'action.params.target_seed: "{seed}" is not implemented by '
@@ -157,12 +138,27 @@ class JointPositionDelta(JointPositionOffset):
                                 'or neither')
         self.bounds_rad = ((self.param('target_min_rad'), self.param('target_max_rad'))
                            if all(bounded) else (-np.inf, np.inf))
-        """(lower, upper) of the integrator state [rad]: the joint ranges trained with."""
+        """(lower, upper) of the targets [rad]: the joint ranges trained with."""
 
     def reset(self, joint_pos_rad: np.ndarray | None = None) -> None:
-        """Zero the history; the target state starts at the measured q, clipped."""
-        super().reset(joint_pos_rad)
-        self.target_rad = np.clip(self.target_rad, *self.bounds_rad)
+        """Zero the history; the target state starts at the measured q (q0 without one),
+        clipped."""
+        super().reset()
+        seed = self.default_rad if joint_pos_rad is None else joint_pos_rad
+        self.target_rad = np.clip(np.asarray(seed, dtype=np.float64), *self.bounds_rad)
+
+    def command(self, a: np.ndarray) -> np.ndarray:
+        """Joint position targets q* [rad], within the bounds."""
+        self.target_rad = np.clip(terms.joint_offset_target(self.default_rad, self.scale, a),
+                                  *self.bounds_rad)
+        return self.target_rad.copy()
+
+
+class JointPositionDelta(JointPositionOffset):
+    """q* = q*_prev + scale a, seeded with the measured q at enable; clipped to
+    [target_min_rad, target_max_rad] (state and seed) when the contract gives them."""
+
+    kind = 'joint_position_delta'
 
     def command(self, a: np.ndarray) -> np.ndarray:
         """Integrate the scaled output onto the previous target, within the bounds."""

@@ -173,3 +173,61 @@ class JointPositionDeltaAction(JointPositionAction):
                               'positions (clipped) at reset and at enable; joint order of '
                               'joint_names'})
         return spec
+
+
+class JointPositionTargetAction(JointPositionAction):
+    """Absolute targets around the default pose (kind joint_position_offset), clipped to the
+    joint ranges, that keep the commanded target as state the policy can observe
+    (``target_rad``, as the delta integrator's), with actuation noise on the outputs.
+
+    MuJoCo Playground's LeapCubeRotateZAxis interface: q* = q_home + 0.6 a (hand.md 1a).
+    """
+
+    STATE = JointPositionDeltaAction.STATE
+    NOT_STATE = JointPositionDeltaAction.NOT_STATE
+
+    def __init__(self, env, scale: float = 0.25, clip: float = 1.0,
+                 delay_ticks: tuple[int, int] = (0, 0), noise_std: float = 0.0):
+        """scale [rad per unit output]; clip of the outputs; delay range [ticks]; noise_std:
+        Gaussian noise on the clipped outputs (the policy's own outputs are recorded)."""
+        super().__init__(env, scale, clip, delay_ticks)
+        self.noise_std = noise_std
+        limits = self.scene.joint_pos_limits_rad.float()
+        self._lower, self._upper = limits[:, 0], limits[:, 1]
+        self.target_rad = self._default.float().repeat(env.num_envs, 1)
+        """Latest commanded target q* [rad], (N, joints), before the delay."""
+
+    def reset(self, env_ids: torch.Tensor) -> None:
+        """The offset term's reset (the motors hold the default pose); the observed target
+        starts at the measured joints, clipped to the ranges, as the deploy runtime's offset
+        integrator seeds its target at enable."""
+        super().reset(env_ids)
+        seed = self.scene.measured_joint_pos_rad(env_ids).float()
+        self.target_rad[env_ids] = torch.minimum(torch.maximum(seed, self._lower), self._upper)
+
+    def process(self, actions: torch.Tensor) -> None:
+        """Clip and record the outputs; the noisy target, clipped to the joint ranges, goes
+        through the delay line."""
+        clipped = actions.clamp(-self.clip, self.clip)
+        self.prev_action = self.last_action
+        self.last_action = clipped
+        applied = clipped
+        if self.noise_std > 0.0:
+            applied = applied + self.noise_std * torch.randn(
+                applied.shape, generator=self.env.rng, dtype=applied.dtype)
+        target = terms.joint_offset_target(self._default.float(), self.scale, applied)
+        self.target_rad = torch.minimum(torch.maximum(target, self._lower), self._upper)
+        self._buffer.push(self.target_rad)
+        self.scene.actuator.target_rad = self._buffer.delayed().double()
+
+    def spec(self) -> ActionSpec:
+        """Contract entry: the offset term's, with the target range, seeding and noise."""
+        spec = super().spec()
+        spec.params.update({
+            'target_min_rad': self._lower.tolist(), 'target_max_rad': self._upper.tolist(),
+            'target_seed': TARGET_SEED,
+            'target_formula': 'clip(default_joint_pos_rad + scale * clip(a, -clip, clip), '
+                              'target_min_rad, target_max_rad); the observed target starts '
+                              'at the measured joint positions (clipped) at reset and at '
+                              'enable; joint order of joint_names'})
+        return spec

@@ -11,7 +11,7 @@ from sim2real.mdp.cfg import (
     EnvCfg, EventTermCfg, ObsGroupCfg, ObsTermCfg, RandomParamCfg, RewardTermCfg, TermClassCfg,
     TerminationTermCfg)
 from sim2real.mdp.events import randomize_encoder_bias, randomize_pd_gains
-from sim2real.mdp.joint_actions import JointPositionDeltaAction
+from sim2real.mdp.joint_actions import JointPositionDeltaAction, JointPositionTargetAction
 from sim2real.tasks.hand import events, mdp
 from sim2real.tasks.hand.metrics import RotationMetrics
 from sim2real.tasks.hand.scene import HandScene
@@ -20,6 +20,8 @@ KP_NM_PER_RAD, KD_NM_S_PER_RAD = 3.0, 0.1
 """[LEAP], [HORA]: Kp 3 N m/rad, Kd 0.1 N m s/rad."""
 DELTA_RAD = 1.0 / 24.0
 """Target change per control step at |a| = 1 [rad]: [HORA], [LEAP] (0.83 rad/s at 20 Hz)."""
+OFFSET_RAD = 0.6
+"""Target offset from the grasp pose at |a| = 1 of the absolute interface [rad]: [PG] RotateZ."""
 MAX_ROTATION_RAD_S = 1.0
 """Clip of the rewarded rotation rate: a 0.8 rad/s target needs 0.8-1.0 (hand.md 4.1)."""
 DROP_DISTANCE_M = 0.07
@@ -134,9 +136,9 @@ def randomization_box() -> dict[str, RandomParamCfg]:
 def hand_rotate_cfg(play: bool = False, action: str | None = None) -> EnvCfg:
     """Rotate the cube about the palm normal (counter-clockwise seen from above); the only
     action interface is the delta-on-target integrator (action None or its kind)."""
-    if action not in (None, JointPositionDeltaAction.kind):
-        raise ValueError(f'the hand tasks have one action interface, '
-                         f'"{JointPositionDeltaAction.kind}"; got "{action}"')
+    kinds = (JointPositionDeltaAction.kind, JointPositionTargetAction.kind)
+    if action not in (None,) + kinds:
+        raise ValueError(f'the hand tasks take the action interfaces {kinds}; got "{action}"')
     cfg = EnvCfg(
         task='hand-rotate',
         robot='hand',
@@ -148,7 +150,11 @@ def hand_rotate_cfg(play: bool = False, action: str | None = None) -> EnvCfg:
         # q* = clip(q*_prev + a / 24, joint ranges), 0-1 tick (0-50 ms) late at the motors;
         # actuation noise 0.1 on the outputs ([LEAP] Isaac Lab: 0.1-0.2)
         action=TermClassCfg(JointPositionDeltaAction, {
-            'scale': DELTA_RAD, 'clip': 1.0, 'delay_ticks': (0, 1), 'noise_std': 0.1}),
+            'scale': DELTA_RAD, 'clip': 1.0, 'delay_ticks': (0, 1), 'noise_std': 0.1})
+        if action != JointPositionTargetAction.kind else
+        # [PG] LeapCubeRotateZAxis: q* = q_home + 0.6 a
+        TermClassCfg(JointPositionTargetAction, {
+            'scale': OFFSET_RAD, 'clip': 1.0, 'delay_ticks': (0, 1), 'noise_std': 0.1}),
         observations={
             'policy': ObsGroupCfg(_policy_terms(), delay_ticks=(0, 1)),
             'critic': ObsGroupCfg(_critic_terms(), add_noise=False),

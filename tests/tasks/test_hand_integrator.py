@@ -95,3 +95,55 @@ def test_env_and_runtime_build_the_same_observations(make_env):
             np.testing.assert_allclose(builder.build(inputs, advance=True)[0], obs[i].numpy(),
                                        atol=1e-5, rtol=0)
     assert resets >= 6
+
+
+def test_absolute_interface_targets_and_observations_match_the_runtime(make_env):
+    """The hand's absolute interface (joint_position_offset, [PG] RotateZ's q_home + 0.6 a):
+    the observed target starts at the measured joints clipped to the ranges, then is the grasp
+    pose + 0.6 clip(a) clipped to the ranges; the runtime's integrator built from the env's
+    contract gives the same targets and the deploy builder the same 96 inputs, 2 envs x 20
+    ticks with outputs in [-1.5, 1.5], across resets (play: no noise or delays)."""
+    def edit(cfg):
+        cfg.observations['policy'].delay_ticks = (0, 0)
+        cfg.action.params['delay_ticks'] = (0, 0)
+        cfg.episode_length_s = 0.4
+    env = make_env('hand-rotate', num_envs=2, play=True, edit=edit,
+                   action='joint_position_offset')
+    env.reset(seed=3)
+    term, scene = env.action_term, env.scene
+    limits = scene.joint_pos_limits_rad.float()
+    measured = scene.measured_joint_pos_rad(torch.arange(2)).float()
+    torch.testing.assert_close(term.target_rad, measured.clamp(limits[:, 0], limits[:, 1]))
+    contract = contract_from_env(env)
+    assert contract.action.kind == 'joint_position_offset'
+    assert contract.action.params['scale'] == 0.6
+    runtimes = [make_integrator(contract) for _ in range(2)]
+    builders = [ObservationBuilder(contract) for _ in range(2)]
+    for i, runtime in enumerate(runtimes):
+        runtime.reset(measured[i].double().numpy())
+    bounds = np.asarray(contract.robot_params['joint_pos_limits_rad'])
+    obs = env.observations.compute()['policy']
+    gen = torch.Generator().manual_seed(5)
+    resets = at_limit = 0
+    for step in range(20):
+        if step > 0:
+            actions = torch.rand(2, 16, generator=gen) * 3.0 - 1.5
+            out, _, terminated, truncated, _ = env.step(actions)
+            obs = out['policy']
+        for i in range(2):
+            if step > 0 and bool(terminated[i] | truncated[i]):
+                runtimes[i].reset(scene.measured_joint_pos_rad(torch.tensor([i]))[0].numpy())
+                builders[i].reset()
+                resets += 1
+            elif step > 0:
+                runtimes[i].step(actions[i].double().numpy())
+            np.testing.assert_allclose(term.target_rad[i].numpy(), runtimes[i].target_rad,
+                                       rtol=0, atol=1e-6)
+            at_limit += int(np.sum((runtimes[i].target_rad <= bounds[:, 0] + 1e-9)
+                                   | (runtimes[i].target_rad >= bounds[:, 1] - 1e-9)))
+            inputs = {'joint_pos_rad': scene.joint_pos_rad[i].double().numpy(),
+                      'joint_target_rad': runtimes[i].target_rad,
+                      'joint_pos_limits_rad': bounds}
+            np.testing.assert_allclose(builders[i].build(inputs, advance=True)[0],
+                                       obs[i].numpy(), atol=1e-5, rtol=0)
+    assert resets >= 4 and at_limit >= 1
