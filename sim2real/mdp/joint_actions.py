@@ -164,15 +164,11 @@ class JointPositionDeltaAction(JointPositionAction):
 
     def spec(self) -> ActionSpec:
         """Contract entry: the offset term's, with the integrator's limits and seeding."""
-        spec = super().spec()
-        spec.params.update({
-            'target_min_rad': self._lower.tolist(), 'target_max_rad': self._upper.tolist(),
-            'target_seed': TARGET_SEED,
-            'target_formula': 'clip(q*_prev + scale * clip(a, -clip, clip), target_min_rad, '
-                              'target_max_rad), q*_prev seeded with the measured joint '
-                              'positions (clipped) at reset and at enable; joint order of '
-                              'joint_names'})
-        return spec
+        return _with_target_range(
+            super().spec(), self._lower, self._upper,
+            'clip(q*_prev + scale * clip(a, -clip, clip), target_min_rad, target_max_rad), '
+            'q*_prev seeded with the measured joint positions (clipped) at reset and at '
+            'enable; joint order of joint_names')
 
 
 class JointPositionTargetAction(JointPositionAction):
@@ -221,13 +217,17 @@ class JointPositionTargetAction(JointPositionAction):
         self.scene.actuator.target_rad = self._buffer.delayed().double()
 
     def spec(self) -> ActionSpec:
-        """Contract entry: the offset term's, with the target range, seeding and noise."""
-        spec = super().spec()
-        spec.params.update({
-            'target_min_rad': self._lower.tolist(), 'target_max_rad': self._upper.tolist(),
-            'target_seed': TARGET_SEED,
-            'target_formula': 'clip(default_joint_pos_rad + scale * clip(a, -clip, clip), '
-                              'target_min_rad, target_max_rad); the observed target starts '
-                              'at the measured joint positions (clipped) at reset and at '
-                              'enable; joint order of joint_names'})
-        return spec
+        """Contract entry: the offset term's, with the target range and seeding."""
+        return _with_target_range(
+            super().spec(), self._lower, self._upper,
+            'clip(default_joint_pos_rad + scale * clip(a, -clip, clip), target_min_rad, '
+            'target_max_rad); the observed target starts at the measured joint positions '
+            '(clipped) at reset and at enable; joint order of joint_names')
+
+
+def _with_target_range(spec: ActionSpec, lower: torch.Tensor, upper: torch.Tensor,
+                       formula: str) -> ActionSpec:
+    """spec with the targets' range [rad], their seeding and formula in its params."""
+    spec.params.update({'target_min_rad': lower.tolist(), 'target_max_rad': upper.tolist(),
+                        'target_seed': TARGET_SEED, 'target_formula': formula})
+    return spec
