@@ -9,14 +9,16 @@ the action delays [physics steps], encoder offsets, IMU tilts and motor strength
 drew, the observation link's draws (delays in ticks, the range of the dropout
 probabilities) and the share of ticks at which the first policy term's newest value
 repeated the previous tick's exactly (a held or a late sample: noise makes any other repeat
-vanishingly rare). The Isaac Lab stage of the test command
-compares these with our task's contract.
+vanishingly rare), the reward manager's class and the lowest reward of a step that did not
+end in a fall (never below zero under the only-positive clip). The Isaac Lab stage of the
+test command compares these with our task's contract.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -79,9 +81,12 @@ def check(run_dir: Path, num_envs: int, steps: int, device: str = 'cpu') -> dict
         actions = torch.zeros(num_envs, env.action_manager.total_action_dim, device=device)
         finite = True
         repeats = 0
+        lowest = math.inf   # the lowest reward of a step that did not end in a fall
         previous = _newest_of_first_term(env, obs)
         for _ in range(steps):
-            obs, _, terminated, truncated, _ = env.step(actions)
+            obs, reward, terminated, truncated, _ = env.step(actions)
+            if bool((~terminated).any()):
+                lowest = min(lowest, float(reward[~terminated].min()))
             finite = finite and all(bool(torch.isfinite(v).all()) for v in obs.values())
             newest = _newest_of_first_term(env, obs)
             kept = ~(terminated | truncated)
@@ -94,6 +99,8 @@ def check(run_dir: Path, num_envs: int, steps: int, device: str = 'cpu') -> dict
             'action_dim': int(env.action_manager.total_action_dim),
             'policy_terms': list(env.observation_manager.active_terms['policy']),
             'reward_terms': list(env.reward_manager.active_terms),
+            'reward_manager': type(env.reward_manager).__name__,
+            'lowest_reward_without_fall': lowest,
             'termination_terms': list(env.termination_manager.active_terms),
             'event_terms': sorted(t for terms in env.event_manager.active_terms.values()
                                   for t in terms),

@@ -70,11 +70,13 @@ def opened_env(task: dict, run_dir: Path, num_envs: int, device: str,
     import isaacsim.asset.importer.urdf  # noqa: F401  (its USD schemas: before any stage)
     from isaaclab.app.sim_launcher import launch_simulation
     from isaaclab.envs import ManagerBasedRLEnv
+    from sim2real.isaaclab.rewards import install_positive_clip
     cfg = build_env_cfg(task, run_dir, num_envs, device)
     if seed is not None:
         cfg.seed = seed
     with launch_simulation(cfg, {'device': device, 'visualizer': 'none'}):
         env = ManagerBasedRLEnv(cfg)
+        install_positive_clip(env)
         try:
             yield env, cfg
         finally:

@@ -4,10 +4,10 @@ Built from the run's task file (our env config, contract and training settings a
 data), so the numbers are the ones `cfg.py` gives our MuJoCo task: the same URDF, default
 pose, PD gains and DC-motor torque-speed limits (`isaaclab.actuators.DCMotorCfg` is the same
 model as our scene's), rates, command ranges, action scale and clip, policy observations in
-our order with our scales, Gaussian noise and history, rewards, terminations and the
-randomization that Isaac Lab has a term for. Each of our terms is mapped by name; a term
-with no mapping is refused, never dropped in silence, except those in NOT_IN_ISAACLAB, which
-are logged at build (Isaac Lab has no such term; the contract records what was trained).
+our order with our scales, Gaussian noise and history, rewards (with our only-positive clip),
+terminations and the randomization. Each of our terms is mapped by name; a term with no
+mapping is refused, never dropped in silence, except those in NOT_IN_ISAACLAB, which are
+logged at build (Isaac Lab has no such term; the contract records what was trained).
 
 Our observation history is newest first, Isaac Lab's oldest first: `sim2real
 import-isaaclab` reorders it inside the exported graph, so the ONNX file reads our layout.
@@ -22,7 +22,6 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 NOT_IN_ISAACLAB = {
-    'only_positive_rewards': 'Isaac Lab sums rewards without clipping them at zero',
     'observations.critic': 'the critic reads the (noisy) policy group and the true base '
                            'velocity; Isaac Lab has no physical_params term',
     'train.edge_prob, train.corner_prob': 'every env draws the box uniformly (no edge or '
@@ -305,6 +304,7 @@ def env_cfg(task: dict, run_dir: Path, num_envs: int):
     """The Isaac Lab env config of our quadruped task described by the task file."""
     from isaaclab.envs import mdp
     from isaaclab_tasks.core.velocity.velocity_env_cfg import LocomotionVelocityRoughEnvCfg
+    from sim2real.isaaclab import rewards
     env = task['env']
     if env['scene']['params'].get('terrain') is not None:
         raise ValueError('scene.params.terrain: only flat ground is built for Isaac Lab')
@@ -341,6 +341,10 @@ def env_cfg(task: dict, run_dir: Path, num_envs: int):
         use_default_offset=True)
     cfg.observations.policy, cfg.observations.critic = _observations(task)
     cfg.rewards = _rewards(task)
+    if env.get('only_positive_rewards'):
+        # the total clipped at zero before the after-clip terms (sim2real/isaaclab/rewards.py)
+        setattr(cfg, rewards.CFG_ATTR, [name for name, term in env['rewards'].items()
+                                        if term.get('after_clip') and term['weight'] != 0.0])
     cfg.terminations = _terminations(task)
     cfg.events = _events(task)
     return cfg

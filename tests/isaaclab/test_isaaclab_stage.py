@@ -63,10 +63,10 @@ def run(isaaclab_python, tmp_path_factory):
 
 def test_our_task_builds_and_stands_in_isaac_lab(isaaclab_python, run, ours):
     """The Isaac Lab env of the task file: our joints in URDF order, 105 policy inputs as the
-    contract says, our terms by name, our 0-1 tick action delay, observation delay, jitter
-    and dropout, encoder offsets, IMU tilt and motor strength drawn per env; 50 zero-action
-    steps keep every observation finite and the trunk within 3 cm of the height our MuJoCo
-    env settles at (median over envs)."""
+    contract says, our terms by name, our only-positive reward clip, our 0-1 tick action
+    delay, observation delay, jitter and dropout, encoder offsets, IMU tilt and motor
+    strength drawn per env; 50 zero-action steps keep every observation finite and the trunk
+    within 3 cm of the height our MuJoCo env settles at (median over envs)."""
     from sim2real.training import build_env
     run_dir, _, _ = run
     done = _run([isaaclab_python, '-P', '-m', 'sim2real.isaaclab.check', str(run_dir),
@@ -77,6 +77,9 @@ def test_our_task_builds_and_stands_in_isaac_lab(isaaclab_python, run, ours):
     assert report['policy_terms'] == [t.name for t in ours.observations]
     assert report['action_dim'] == 12 and report['step_dt_s'] == pytest.approx(0.02)
     assert {'track_lin_vel_xy', 'termination', 'base_height'} <= set(report['reward_terms'])
+    # our only-positive clip: no step that did not end in a fall is rewarded below zero
+    assert report['reward_manager'] == 'PositiveRewardManager'
+    assert report['lowest_reward_without_fall'] >= 0.0
     assert report['finite']
     # our 0-1 tick action delay, as whole ticks of 4 physics steps, drawn per env
     assert report['action_delay_steps'] == [0, 4]
