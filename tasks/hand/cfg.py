@@ -134,11 +134,20 @@ def randomization_box() -> dict[str, RandomParamCfg]:
 
 
 def hand_rotate_cfg(play: bool = False, action: str | None = None) -> EnvCfg:
-    """Rotate the cube about the palm normal (counter-clockwise seen from above); the only
-    action interface is the delta-on-target integrator (action None or its kind)."""
+    """Rotate the cube about the palm normal (counter-clockwise seen from above) with the
+    delta-on-target integrator (action None or its kind) or [PG]'s absolute targets
+    (joint_position_offset)."""
     kinds = (JointPositionDeltaAction.kind, JointPositionTargetAction.kind)
     if action not in (None,) + kinds:
         raise ValueError(f'the hand tasks take the action interfaces {kinds}; got "{action}"')
+    if action == JointPositionTargetAction.kind:
+        # [PG] LeapCubeRotateZAxis: q* = q_home + 0.6 a, clipped to the joint ranges
+        term = TermClassCfg(JointPositionTargetAction, {
+            'scale': OFFSET_RAD, 'clip': 1.0, 'delay_ticks': (0, 1), 'noise_std': 0.1})
+    else:
+        # q* = clip(q*_prev + a / 24, joint ranges)
+        term = TermClassCfg(JointPositionDeltaAction, {
+            'scale': DELTA_RAD, 'clip': 1.0, 'delay_ticks': (0, 1), 'noise_std': 0.1})
     cfg = EnvCfg(
         task='hand-rotate',
         robot='hand',
@@ -147,14 +156,9 @@ def hand_rotate_cfg(play: bool = False, action: str | None = None) -> EnvCfg:
         scene=TermClassCfg(HandScene, {'urdf': 'hand', 'kp_nm_per_rad': KP_NM_PER_RAD,
                                        'kd_nm_s_per_rad': KD_NM_S_PER_RAD,
                                        'grasp_pose_rad': {}}),
-        # q* = clip(q*_prev + a / 24, joint ranges), 0-1 tick (0-50 ms) late at the motors;
-        # actuation noise 0.1 on the outputs ([LEAP] Isaac Lab: 0.1-0.2)
-        action=TermClassCfg(JointPositionDeltaAction, {
-            'scale': DELTA_RAD, 'clip': 1.0, 'delay_ticks': (0, 1), 'noise_std': 0.1})
-        if action != JointPositionTargetAction.kind else
-        # [PG] LeapCubeRotateZAxis: q* = q_home + 0.6 a
-        TermClassCfg(JointPositionTargetAction, {
-            'scale': OFFSET_RAD, 'clip': 1.0, 'delay_ticks': (0, 1), 'noise_std': 0.1}),
+        # targets 0-1 tick (0-50 ms) late at the motors; actuation noise 0.1 on the outputs
+        # ([LEAP] Isaac Lab: 0.1-0.2)
+        action=term,
         observations={
             'policy': ObsGroupCfg(_policy_terms(), delay_ticks=(0, 1)),
             'critic': ObsGroupCfg(_critic_terms(), add_noise=False),
