@@ -65,8 +65,8 @@ class TrainArgs:
     """Checkpoint every this many iterations (task default when None)."""
     action: str | None = None
     """Action interface (None: the task's default); the resolved kind is stored."""
-    num_threads: int = 0
-    """Simulation threads (0: all CPUs)."""
+    num_threads: int | None = None
+    """Simulation threads (None or 0: all CPUs); on --resume, None keeps the run's."""
     backend: str = 'mujoco'
     """Simulation backend: 'mujoco' or 'mjwarp'."""
     device: str = 'cpu'
@@ -223,6 +223,8 @@ def resolve_args(args: TrainArgs, run_dir: Path, resume: bool) -> TrainArgs:
     for name in ('max_iterations', 'max_seconds', 'save_interval'):
         if getattr(args, name) is not None:
             setattr(stored, name, getattr(args, name))
+    if args.num_threads is not None:   # threads are where it runs now, as the Ray placement
+        stored.num_threads = args.num_threads
     stored.workers, stored.ray_address = args.workers, args.ray_address   # where it runs now
     return stored
 

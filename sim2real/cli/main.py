@@ -229,7 +229,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--action', default=None,
                    help='action interface (default: the first of the task; `sim2real tasks` '
                         'lists them)')
-    p.add_argument('--threads', type=int, default=0, help='simulation threads (0: all CPUs)')
+    p.add_argument('--threads', type=int, default=None,
+                   help='simulation threads (default and 0: all CPUs; with --resume the '
+                        "default keeps the run's)")
     p.add_argument('--set', action='append', default=[], metavar='CONFIG.FIELD=VALUE',
                    help='override a field of the env config of the task (env.), of its '
                         'training defaults (train.) or of an algorithm (ppo., sac.), e.g. --set '
