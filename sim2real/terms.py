@@ -133,6 +133,21 @@ def joint_pos_unit(joint_pos_rad, lower_rad, upper_rad):
     return 2.0 * (joint_pos_rad - lower_rad) / (upper_rad - lower_rad) - 1.0
 
 
+def closest_pair_distance(points):
+    """Smallest distance between two of k >= 2 points (..., k, 3) -> (...) [their unit]."""
+    xp = array_namespace(points)
+    k = points.shape[-2]
+    gaps = [xp.linalg.vector_norm(points[..., i, :] - points[..., j, :], axis=-1)
+            for i in range(k) for j in range(i + 1, k)]
+    return xp.min(xp.stack(gaps, axis=-1), axis=-1)
+
+
+def outside_box(points, low, high):
+    """Whether any of k points (..., k, 3) lies outside the box low <= p <= high (3,) -> (...)."""
+    xp = array_namespace(points)
+    return xp.any((points < low) | (points > high), axis=(-2, -1))
+
+
 def axis_rotation_rad(quat_now_wxyz, quat_prev_wxyz, axis_w):
     """Signed rotation [rad] about a world axis (unit, (3,)) from the previous orientation to
     the current one: the twist of q_now q_prev^-1 about the axis, in [-pi, pi]."""

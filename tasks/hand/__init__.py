@@ -44,15 +44,18 @@ def register_tasks() -> None:
 
 
 def acceptance() -> dict:
-    """Evaluated under full randomization: at least 4 rad per 10 s, at most 20 % drops."""
+    """Evaluated under full randomization: at least 4 rad per 10 s, at most 20 % drops, at
+    most 5 % of episodes stopped by the fingertip guard (each a fallback on the hand)."""
     from sim2real.verdict import Floor
-    floors = (Floor('rotation_rad_per_10s', '>=', 4.0), Floor('drop_rate', '<=', 0.2))
+    floors = (Floor('rotation_rad_per_10s', '>=', 4.0), Floor('drop_rate', '<=', 0.2),
+              Floor('guard_rate', '<=', 0.05))
     return {'eval': floors, 'nominal': floors}
 
 
 def reorient_acceptance() -> dict:
     """Evaluated under full randomization: at least 7.5 goals per minute (never the 8 s
-    goal timeout), at most 20 % drops (hand.md section 5)."""
+    goal timeout), at most 20 % drops (hand.md section 5), at most 5 % guard stops."""
     from sim2real.verdict import Floor
-    floors = (Floor('goals_per_minute', '>=', 7.5), Floor('drop_rate', '<=', 0.2))
+    floors = (Floor('goals_per_minute', '>=', 7.5), Floor('drop_rate', '<=', 0.2),
+              Floor('guard_rate', '<=', 0.05))
     return {'eval': floors, 'nominal': floors}

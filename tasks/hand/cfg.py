@@ -26,6 +26,12 @@ MAX_ROTATION_RAD_S = 1.0
 """Clip of the rewarded rotation rate: a 0.8 rad/s target needs 0.8-1.0 (hand.md 4.1)."""
 DROP_DISTANCE_M = 0.07
 """The cube is dropped 7 cm from its rest position ([LEAP] Isaac Lab's fall distance)."""
+FINGERTIP_GUARD = {'min_distance_m': 0.025, 'workspace_min_m': (-0.12, -0.15, 0.2),
+                   'workspace_max_m': (0.22, 0.15, 0.42)}
+"""The deploy's fingertip guard (config/hand.yaml): pad centres 2.5 cm apart (3 mm between
+the 11 mm pads) and a box in the mount frame. Training ends an episode where it would trip:
+on the hand it latches the hold fallback, and self-collisions draw the most current
+(hand.md, LEAP_Hand_API issue 7)."""
 HISTORY_TICKS = 3
 """Ticks of joint positions and targets the policy sees ([HORA], [LEAP]: 3)."""
 PUSH_INTERVAL_S = 0.05
@@ -69,7 +75,7 @@ def _rewards() -> dict[str, RewardTermCfg]:
         'pose': RewardTermCfg(mdp.pose_deviation_l2, -0.1),
         'torques': RewardTermCfg(mdp.joint_torques_l2, -0.1),
         'work': RewardTermCfg(mdp.work_l2, -1.0),
-        # a drop costs 200 x 0.05 s = 10 ([LEAP]: -10 x fallen)
+        # a drop or a fingertip guard trip costs 200 x 0.05 s = 10 ([LEAP]: -10 x fallen)
         'drop': RewardTermCfg(episode_terms.is_terminated, -200.0),
     }
 
@@ -168,6 +174,7 @@ def hand_rotate_cfg(play: bool = False, action: str | None = None) -> EnvCfg:
             'time_out': TerminationTermCfg(mdp.time_out, time_out=True),
             'cube_dropped': TerminationTermCfg(mdp.cube_dropped,
                                                {'max_distance_m': DROP_DISTANCE_M}),
+            'fingertip_guard': TerminationTermCfg(mdp.fingertip_guard, dict(FINGERTIP_GUARD)),
         },
         events=_events(),
         metrics=TermClassCfg(RotationMetrics, {'min_rotation_rad_per_10s': 4.0}),

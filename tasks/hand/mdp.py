@@ -95,6 +95,16 @@ def cube_dropped(env, max_distance_m: float) -> torch.Tensor:
     return torch.linalg.vector_norm(env.scene.cube_pos_rel_m(), dim=1) > max_distance_m
 
 
+def fingertip_guard(env, min_distance_m: float, workspace_min_m: tuple[float, float, float],
+                    workspace_max_m: tuple[float, float, float]) -> torch.Tensor:
+    """The deploy's fingertip guard trips: two fingertip pads closer than min_distance_m or
+    a fingertip outside the workspace box [m; the URDF root frame], (N,)."""
+    tips = env.scene.fingertip_pos_m
+    low, high = torch.tensor(workspace_min_m), torch.tensor(workspace_max_m)
+    return (terms.closest_pair_distance(tips) < min_distance_m) | terms.outside_box(
+        tips, low, high)
+
+
 def time_out(env) -> torch.Tensor:
     """Episode length reached, (N,)."""
     return env.episode_length >= env.max_episode_length

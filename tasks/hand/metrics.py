@@ -4,12 +4,14 @@ rotation (hand-rotate):
 - ``rotation_rad_per_10s``: per episode, 10 s x the signed rotation of the cube about the palm
   normal summed over control steps until the episode ended (a drop ends it) / the time
   elapsed; HORA's "radians rotated", per 10 s so episodes of any length compare.
-- ``drop_rate``: share of episodes that ended before the time-out: the cube off the palm (or,
-  rarely, a diverged simulation, which the env ends as a termination too).
+- ``drop_rate``: share of episodes that ended before the time-out with the cube off the palm
+  (or, rarely, a diverged simulation, which the env ends as a termination too).
+- ``guard_rate``: share of episodes ended by the fingertip guard (fingertips that the deploy's
+  guard would stop: on the hand, the hold fallback).
 - ``time_to_fall``: per episode, min(time of the drop, episode length) / episode length (1
   without a drop); HORA's TTF.
 
-Success: no drop and rotation_rad_per_10s >= min_rotation_rad_per_10s. Reorientation
+Success: no early end and rotation_rad_per_10s >= min_rotation_rad_per_10s. Reorientation
 (hand-reorient): ``ReorientMetrics``.
 """
 
@@ -20,7 +22,16 @@ import torch
 from sim2real.device import to_floats
 from sim2real.sim.state import Stateful
 
-NAMES = ('rotation_rad_per_10s', 'drop_rate', 'time_to_fall')
+NAMES = ('rotation_rad_per_10s', 'drop_rate', 'guard_rate', 'time_to_fall')
+
+
+def split_ends(env, env_ids: torch.Tensor, terminated: torch.Tensor,
+               guard_term: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """(dropped, guarded) of the terminated episodes of env_ids: guarded where the guard's
+    termination term fired (none when the task has no such term), dropped otherwise."""
+    fired = env.terminations.last.get(guard_term)
+    guarded = terminated & (fired[env_ids].bool() if fired is not None else False)
+    return terminated & ~guarded, guarded
 
 
 class RotationMetrics(Stateful):
@@ -32,10 +43,13 @@ class RotationMetrics(Stateful):
     quantiles: dict[str, float] = {}
     """No percentiles: evaluation reports the means."""
 
-    def __init__(self, env, min_rotation_rad_per_10s: float = 4.0):
-        """Success needs no drop and at least this rotation rate [rad per 10 s]."""
+    def __init__(self, env, min_rotation_rad_per_10s: float = 4.0,
+                 guard_term: str = 'fingertip_guard'):
+        """Success needs no early end and at least this rotation rate [rad per 10 s];
+        guard_term: the termination term counted as guard_rate, not as a drop."""
         self.env = env
         self.min_rotation_rad_per_10s = min_rotation_rad_per_10s
+        self.guard_term = guard_term
         n = env.num_envs
         self._rotation_rad = torch.zeros(n)
         self.last_success = torch.zeros(n, dtype=torch.bool)
@@ -64,19 +78,23 @@ class RotationMetrics(Stateful):
         time_to_fall = torch.where(terminated, elapsed_s / length_s, 1.0)
         success = ~terminated & measured & (rate >= self.min_rotation_rad_per_10s)
         self.last_success[env_ids] = success
-        self.last_values['rotation_rad_per_10s'][env_ids] = rate
-        self.last_values['drop_rate'][env_ids] = terminated.float()
-        self.last_values['time_to_fall'][env_ids] = time_to_fall
+        dropped, guarded = split_ends(env, env_ids, terminated, self.guard_term)
+        values = {'rotation_rad_per_10s': rate, 'drop_rate': dropped.float(),
+                  'guard_rate': guarded.float(), 'time_to_fall': time_to_fall}
+        for name, value in values.items():
+            self.last_values[name][env_ids] = value
         self.finished[env_ids] += 1
         log = {'episode/success': success.float().mean(),
-               'episode/drop_rate': terminated.float().mean(),
+               'episode/drop_rate': dropped.float().mean(),
+               'episode/guard_rate': guarded.float().mean(),
                'episode/time_to_fall': time_to_fall.mean()}
         if bool(measured.any()):
             log['episode/rotation_rad_per_10s'] = rate[measured].mean()
         return to_floats(log)
 
 
-REORIENT_NAMES = ('goals_per_minute', 'consecutive_successes', 'drop_rate', 'time_to_fall')
+REORIENT_NAMES = ('goals_per_minute', 'consecutive_successes', 'drop_rate', 'guard_rate',
+                  'time_to_fall')
 
 
 class ReorientMetrics(Stateful):
@@ -86,9 +104,9 @@ class ReorientMetrics(Stateful):
     - ``consecutive_successes``: goals reached before the episode ended: a drop, no goal for
       the goal timeout, the cap on successes or the time-out; every real anchor reports it
       (Playground, DeXtreme), the median beside the mean.
-    - ``drop_rate``, ``time_to_fall``: as hand-rotate's.
+    - ``drop_rate``, ``guard_rate``, ``time_to_fall``: as hand-rotate's.
 
-    Success: no drop and at least min_goals_per_minute.
+    Success: no early end and at least min_goals_per_minute.
     """
 
     STATE = ('last_success', 'last_values', 'finished')
@@ -97,10 +115,13 @@ class ReorientMetrics(Stateful):
     quantiles = {'consecutive_successes': 0.5}
     """The median of the consecutive successes beside their mean."""
 
-    def __init__(self, env, command: str = 'goal', min_goals_per_minute: float = 7.5):
-        """The goal command's name; success needs this many goals per minute."""
+    def __init__(self, env, command: str = 'goal', min_goals_per_minute: float = 7.5,
+                 guard_term: str = 'fingertip_guard'):
+        """The goal command's name; success needs this many goals per minute; guard_term as
+        RotationMetrics'."""
         self.env = env
         self.command = command
+        self.guard_term = guard_term
         self.min_goals_per_minute = min_goals_per_minute
         n = env.num_envs
         self.last_success = torch.zeros(n, dtype=torch.bool)
@@ -128,13 +149,16 @@ class ReorientMetrics(Stateful):
         time_to_fall = torch.where(terminated, elapsed_s / length_s, 1.0)
         success = ~terminated & measured & (per_minute >= self.min_goals_per_minute)
         self.last_success[env_ids] = success
+        dropped, guarded = split_ends(env, env_ids, terminated, self.guard_term)
         values = {'goals_per_minute': per_minute, 'consecutive_successes': goals,
-                  'drop_rate': terminated.float(), 'time_to_fall': time_to_fall}
+                  'drop_rate': dropped.float(), 'guard_rate': guarded.float(),
+                  'time_to_fall': time_to_fall}
         for name, value in values.items():
             self.last_values[name][env_ids] = value
         self.finished[env_ids] += 1
         log = {'episode/success': success.float().mean(),
-               'episode/drop_rate': terminated.float().mean(),
+               'episode/drop_rate': dropped.float().mean(),
+               'episode/guard_rate': guarded.float().mean(),
                'episode/time_to_fall': time_to_fall.mean(),
                'episode/consecutive_successes': goals.mean()}
         if bool(measured.any()):

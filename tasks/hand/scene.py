@@ -29,7 +29,7 @@ class HandScene(Stateful):
 
     STATE = ('finite', 'joint_pos_rad', 'joint_vel_rad_s', 'encoder_bias_rad', 'cube_pos_w',
              'cube_quat_w', 'cube_lin_vel_w', 'cube_ang_vel_b', 'cube_rotation_step_rad',
-             'cube_size_scale', '_cube_quat_prev', '_field_defaults')
+             'cube_size_scale', 'fingertip_pos_m', '_cube_quat_prev', '_field_defaults')
     CHILDREN = ('backend', 'actuator')
     NOT_STATE = ('env', 'default_joint_pos_rad', 'joint_pos_limits_rad', 'axis_w',
                  'cube_spawn_pos_w', '_qpos_adr', '_qvel_adr', '_act_ids')
@@ -131,7 +131,10 @@ class HandScene(Stateful):
 
         joint_pos_rad (measured: encoder offsets included) and joint_vel_rad_s, policy order;
         cube_pos_w [m], cube_quat_w (w, x, y, z), cube_lin_vel_w [m/s], cube_ang_vel_b [rad/s;
-        cube frame]; cube_rotation_step_rad about axis_w since the previous refresh.
+        cube frame]; cube_rotation_step_rad about axis_w since the previous refresh;
+        fingertip_pos_m (N, k, 3) [m; the URDF root link's frame, the deploy guard's], as
+        MuJoCo's sensors saw them at the last physics step's start (5 ms old; a reset row
+        keeps its pre-reset values until the next step).
         """
         backend = self.backend
         rows = slice(None) if env_ids is None else env_ids
@@ -139,6 +142,8 @@ class HandScene(Stateful):
         qpos, qvel = backend.qpos[rows], backend.qvel[rows]
         p, v = self.info.object_qpos_adr, self.info.object_qvel_adr
         quat = float32_copy(qpos[:, p + 3:p + 7])
+        tips = len(self.info.fingertip_names)
+        adr = self.info.fingertip_sensor_adr
         prev = quat if env_ids is not None else self._cube_quat_prev
         store_derived(self, {
             'finite': finite,
@@ -147,7 +152,9 @@ class HandScene(Stateful):
             'cube_pos_w': float32_copy(qpos[:, p:p + 3]), 'cube_quat_w': quat,
             'cube_lin_vel_w': float32_copy(qvel[:, v:v + 3]),
             'cube_ang_vel_b': float32_copy(qvel[:, v + 3:v + 6]),
-            'cube_rotation_step_rad': terms.axis_rotation_rad(quat, prev, self.axis_w)},
+            'cube_rotation_step_rad': terms.axis_rotation_rad(quat, prev, self.axis_w),
+            'fingertip_pos_m': float32_copy(
+                backend.sensordata[rows, adr:adr + 3 * tips]).reshape(-1, tips, 3)},
             env_ids)
         if env_ids is not None:
             self._cube_quat_prev[env_ids] = quat

@@ -55,3 +55,31 @@ def test_rotation_steps_add_up_to_the_cube_heading_change(make_env):
     assert values['time_to_fall'][kept].tolist() == [1.0] * count
     dropped = env.metrics.last_values['drop_rate'][ended]
     assert torch.all(dropped == 1.0)   # the spun-off cubes counted as drops
+
+
+def test_a_guard_trip_ends_the_episode_as_guard_rate_not_as_a_drop(make_env):
+    """Env 0's integrator targets set to index and middle abducted towards each other (pad
+    centres 2 cm apart, beyond touching); with zero deltas its PD brings the pads inside the
+    guard's 2.5 cm within 1 s: the episode ends by fingertip_guard, counted in guard_rate
+    with drop_rate 0 and the termination penalty; env 1 at the grasp runs on."""
+    env = make_env('hand-rotate', num_envs=2, play=True)
+    env.reset(seed=0)
+    names = env.scene.info.joint_names
+    closed = env.action_term.target_rad[0].clone()
+    for name, value in {'if_mcp': 0.3, 'if_pip': 0.0, 'if_dip': 0.0, 'mf_mcp': 0.3,
+                        'mf_pip': 0.0, 'mf_dip': 0.0, 'if_abd': 0.25, 'mf_abd': -0.25}.items():
+        closed[names.index(name)] = value
+    env.action_term.target_rad[0] = closed
+    ended = None
+    for _ in range(20):
+        _, _, terminated, _, extras = env.step(torch.zeros(2, 16))
+        if bool(terminated[0]):
+            ended = extras['log']
+            break
+    assert ended is not None and not bool(terminated[1])
+    values = env.metrics.last_values
+    assert (values['guard_rate'][0].item(), values['drop_rate'][0].item()) == (1.0, 0.0)
+    assert ended['termination/fingertip_guard'] == 1.0
+    assert ended['termination/cube_dropped'] == 0.0
+    assert ended['reward/drop'] < 0.0
+    assert torch.isnan(values['guard_rate'][1])

@@ -48,9 +48,7 @@ class FingertipGuardPart(PartBase):
             raise ContractError(f'robot_params.fingertip_names: {exc}') from exc
         self.low_m, self.high_m = low, high
         self.min_distance_m = params.min_fingertip_distance_m
-        n = len(tips)
-        self._pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
-        self.fingertips_m = np.full((n, 3), np.nan)
+        self.fingertips_m = np.full((len(tips), 3), np.nan)
         """The latest fingertip positions [m; URDF root frame], (k, 3); NaN before a check."""
         self.closest_now_m = np.nan
         """Smallest distance between two fingertip pads at the last check [m]."""
@@ -61,10 +59,9 @@ class FingertipGuardPart(PartBase):
         """'' when the fingertips of joint positions q are safe, else why not."""
         tips = self.kinematics.foot_positions_b(q)
         self.fingertips_m = tips
-        self.closest_now_m = min(float(np.linalg.norm(tips[i] - tips[j]))
-                                 for i, j in self._pairs)
+        self.closest_now_m = float(terms.closest_pair_distance(tips))
         self.closest_since_enable_m = min(self.closest_since_enable_m, self.closest_now_m)
-        if not np.all((tips >= self.low_m) & (tips <= self.high_m)):
+        if bool(terms.outside_box(tips, self.low_m, self.high_m)):   # as the training's guard
             return 'fingertips'
         if self.min_distance_m > 0.0 and self.closest_now_m < self.min_distance_m:
             return 'fingertips'

@@ -4,6 +4,7 @@ is safe, pads within 3 mm of each other and a fingertip out of the workspace box
 import mujoco
 import numpy as np
 import pytest
+import torch
 
 from sim2real.deploy.robots.hand.params import HandParams
 from sim2real.deploy.robots.hand.runtime import FingertipGuardPart
@@ -71,3 +72,48 @@ def test_a_fingertip_out_of_the_workspace_latches(guard_env):
     bent = _pose(env, **{n: low[names.index(n)] for n in ('if_mcp', 'if_pip', 'if_dip')})
     assert guard.check(bent) == 'fingertips'
     assert guard.fingertips_m[0, 2] < 0.2
+
+
+def test_training_ends_an_episode_where_the_guard_latches(guard_env):
+    """The training's fingertip_guard termination (tasks/hand/mdp.py, on MuJoCo's fingertip
+    sensors) and the deploy guard (Pinocchio) agree: at the grasp, with pads 2.3 and 2.7 cm
+    apart and with the index hyperextended out of the box, the sensed fingertips equal the
+    guard's within 1e-6 m (float32) and the termination fires exactly where the guard
+    latches (2 of the 4 poses)."""
+    from sim2real.tasks.hand import mdp
+    from sim2real.tasks.hand.cfg import FINGERTIP_GUARD
+    guard, env = guard_env
+    scene, info = env.scene, env.scene.info
+    apart = {}
+    for abd in np.linspace(0.0, 0.2, 201):
+        pose = _pose(env, if_mcp=0.3, if_pip=0.0, if_dip=0.0, mf_mcp=0.3, mf_pip=0.0,
+                     mf_dip=0.0, if_abd=abd, mf_abd=-abd)
+        guard.check(pose)
+        apart[round(guard.closest_now_m, 3)] = pose
+    low = info.pos_limits_rad[:, 0]
+    bent = _pose(env, **{n: low[info.joint_names.index(n)] for n in ('if_mcp', 'if_pip',
+                                                                     'if_dip')})
+    latched = []
+    for q in (_pose(env), apart[0.023], apart[0.027], bent):
+        scene.backend.qpos[0, info.qpos_adr] = torch.as_tensor(q, dtype=torch.float64)
+        scene.backend.simulate(1, lambda dt_s: None)   # sensors see the state the step starts at
+        scene.refresh()
+        reason = guard.check(q)
+        np.testing.assert_allclose(scene.fingertip_pos_m[0].numpy(), guard.fingertips_m,
+                                   atol=1e-6)
+        assert bool(mdp.fingertip_guard(env, **FINGERTIP_GUARD)[0]) == (reason != '')
+        latched.append(reason != '')
+    assert latched == [False, True, False, True]
+
+
+def test_the_training_guard_is_the_shipped_parameter_files():
+    """tasks/hand/cfg.py's FINGERTIP_GUARD equals config/hand.yaml's guard: a policy trained
+    to keep out of the guard's reach is deployed with that same guard."""
+    import yaml
+    from pathlib import Path
+    from sim2real.tasks.hand.cfg import FINGERTIP_GUARD
+    config = Path(__file__).resolve().parents[3] / 'config' / 'hand.yaml'
+    params = yaml.safe_load(config.read_text())['policy_node']['ros__parameters']
+    assert params['min_fingertip_distance_m'] == FINGERTIP_GUARD['min_distance_m']
+    assert tuple(params['workspace_min_m']) == FINGERTIP_GUARD['workspace_min_m']
+    assert tuple(params['workspace_max_m']) == FINGERTIP_GUARD['workspace_max_m']
