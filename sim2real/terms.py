@@ -128,6 +128,12 @@ def joint_delta_target(prev_target_rad, scale, a, lower_rad, upper_rad):
     return xp.minimum(xp.maximum(prev_target_rad + scale * a, lower_rad), upper_rad)
 
 
+def rate_limited_target(target_rad, previous_rad, max_step_rad):
+    """target moved at most max_step_rad (scalar or per joint) from previous_rad, per joint."""
+    xp = array_namespace(target_rad)
+    return previous_rad + xp.clip(target_rad - previous_rad, -max_step_rad, max_step_rad)
+
+
 def joint_pos_unit(joint_pos_rad, lower_rad, upper_rad):
     """Joint positions mapped to [-1, 1] over their ranges: 2 (q - lower) / (upper - lower) - 1."""
     return 2.0 * (joint_pos_rad - lower_rad) / (upper_rad - lower_rad) - 1.0

@@ -11,7 +11,8 @@ Every integrator clips the policy output a to [-clip, clip], records it in ``his
 - joint_position_delta: q* = q*_prev + scale a, clipped to [target_min_rad, target_max_rad]
   when given; q*_prev seeded with the measured q (target_seed: measured_joint_pos_rad)
 - joint_position_ema: q* = alpha (q0 + scale a) + (1 - alpha) q*_prev, seeded with measured q
-- joint_position_rate_capped: q* moves toward q0 + scale a by at most max_rate_rad_s dt
+- joint_position_rate_capped: q* moves toward q0 + scale a (clipped to the target range when
+  given) by at most max_rate_rad_s dt, seeded with the measured q
 """
 
 from __future__ import annotations
@@ -182,7 +183,8 @@ class JointPositionEma(JointPositionOffset):
 
 
 class JointPositionRateCapped(JointPositionOffset):
-    """q* moves toward q0 + scale a by at most max_rate_rad_s per second."""
+    """q* moves toward q0 + scale a (clipped to [target_min_rad, target_max_rad] when given)
+    by at most max_rate_rad_s per second; seeded with the measured q at enable."""
 
     kind = 'joint_position_rate_capped'
     required = ('scale', 'max_rate_rad_s')
@@ -190,8 +192,9 @@ class JointPositionRateCapped(JointPositionOffset):
     def command(self, a: np.ndarray) -> np.ndarray:
         """Step toward the offset target, capped at max_rate_rad_s / policy_rate_hz."""
         step_rad = self.param('max_rate_rad_s') / self.contract.policy_rate_hz
-        goal = terms.joint_offset_target(self.default_rad, self.scale, a)
-        self.target_rad = self.target_rad + np.clip(goal - self.target_rad, -step_rad, step_rad)
+        goal = np.clip(terms.joint_offset_target(self.default_rad, self.scale, a),
+                       *self.bounds_rad)
+        self.target_rad = terms.rate_limited_target(goal, self.target_rad, step_rad)
         return self.target_rad.copy()
 
 

@@ -208,9 +208,11 @@ def check_tighter(params, model: pin.Model) -> None:
                                 f'{params.pos_max_rad[i]}] of "{name}" exceed the URDF limits '
                                 f'[{low}, {high}]')
     for key, urdf_key, unit in (('torque_limit_nm', 'effort_limit_nm', 'N m'),
-                                ('max_rate_rad_s', 'velocity_limit_rad_s', 'rad/s')):
-        for i, name in enumerate(names):
-            ours, bound = getattr(params, key)[i], limits[urdf_key][i]
+                                ('max_rate_rad_s', 'velocity_limit_rad_s', 'rad/s'),
+                                ('fallback_max_rate_rad_s', 'velocity_limit_rad_s', 'rad/s')):
+        values = getattr(params, key, None) or ()   # an optional list may be empty
+        for i, name in enumerate(names[:len(values)]):
+            ours, bound = values[i], limits[urdf_key][i]
             if bound > 0.0 and ours > bound * (1.0 + SAME_RTOL):
                 raise ContractError(
                     f'{key}[{i}]: parameter {ours} {unit} on "{name}" exceeds the URDF '

@@ -176,7 +176,8 @@ class JointPositionTargetAction(JointPositionAction):
     joint ranges, that keep the commanded target as state the policy can observe
     (``target_rad``, as the delta integrator's), with actuation noise on the outputs.
 
-    MuJoCo Playground's LeapCubeRotateZAxis interface: q* = q_home + 0.6 a (hand.md 1a).
+    MuJoCo Playground's LeapCubeRotateZAxis interface: q* = q_home + 0.6 a (hand.md 1a),
+    optionally rate-limited as the deploy node's slew cap limits it.
     """
 
     STATE = JointPositionDeltaAction.STATE
@@ -212,7 +213,8 @@ class JointPositionTargetAction(JointPositionAction):
             applied = applied + self.noise_std * torch.randn(
                 applied.shape, generator=self.env.rng, dtype=applied.dtype)
         target = terms.joint_offset_target(self._default.float(), self.scale, applied)
-        self.target_rad = torch.minimum(torch.maximum(target, self._lower), self._upper)
+        self.target_rad = self._next_target(
+            torch.minimum(torch.maximum(target, self._lower), self._upper))
         self._buffer.push(self.target_rad)
         self.scene.actuator.target_rad = self._buffer.delayed().double()
 
@@ -223,6 +225,41 @@ class JointPositionTargetAction(JointPositionAction):
             'clip(default_joint_pos_rad + scale * clip(a, -clip, clip), target_min_rad, '
             'target_max_rad); the observed target starts at the measured joint positions '
             '(clipped) at reset and at enable; joint order of joint_names')
+
+    def _next_target(self, goal_rad: torch.Tensor) -> torch.Tensor:
+        """The target this tick given the policy's (noisy, clipped) goal: the goal itself."""
+        return goal_rad
+
+
+class JointPositionRateCappedAction(JointPositionTargetAction):
+    """The absolute targets moved towards q_home + scale a (clipped to the joint ranges) by at
+    most max_rate_rad_s per second from the previous target, which starts at the measured
+    joints at reset as at enable on the robot: the deploy node's slew cap, trained in."""
+
+    kind = 'joint_position_rate_capped'
+
+    def __init__(self, env, scale: float = 0.25, clip: float = 1.0,
+                 delay_ticks: tuple[int, int] = (0, 0), noise_std: float = 0.0,
+                 max_rate_rad_s: float = 8.0):
+        """JointPositionTargetAction's arguments; max_rate_rad_s: the targets' rate cap."""
+        super().__init__(env, scale, clip, delay_ticks, noise_std)
+        self.max_rate_rad_s = max_rate_rad_s
+
+    def _next_target(self, goal_rad: torch.Tensor) -> torch.Tensor:
+        """The previous target moved towards the goal by at most max_rate_rad_s x dt."""
+        return terms.rate_limited_target(goal_rad, self.target_rad,
+                                         self.max_rate_rad_s * self.env.step_dt_s)
+
+    def spec(self) -> ActionSpec:
+        """Contract entry: the absolute term's, with the rate cap and its formula."""
+        spec = super().spec()
+        spec.params['max_rate_rad_s'] = float(self.max_rate_rad_s)
+        spec.params['target_formula'] = (
+            'q*_prev moved towards clip(default_joint_pos_rad + scale * clip(a, -clip, clip), '
+            'target_min_rad, target_max_rad) by at most max_rate_rad_s / policy_rate_hz; '
+            'q*_prev seeded with the measured joint positions (clipped) at reset and at '
+            'enable; joint order of joint_names')
+        return spec
 
 
 def _with_target_range(spec: ActionSpec, lower: torch.Tensor, upper: torch.Tensor,

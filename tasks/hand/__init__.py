@@ -5,7 +5,8 @@ goal orientations seen through a pose tracker (hand-reorient)."""
 def register_tasks() -> None:
     """Register hand-rotate and hand-reorient."""
     from sim2real.algo_cfg import PolicyCfg, PPOCfg, TrainCfg
-    from sim2real.mdp.joint_actions import JointPositionDeltaAction, JointPositionTargetAction
+    from sim2real.mdp.joint_actions import (
+        JointPositionDeltaAction, JointPositionRateCappedAction, JointPositionTargetAction)
     from sim2real.tasks.hand.cfg import hand_rotate_cfg
     from sim2real.tasks.hand.reorient_cfg import hand_reorient_cfg
     from sim2real.tasks.registry import register, TaskSpec
@@ -30,7 +31,8 @@ def register_tasks() -> None:
                    learning_rate=5e-4, entropy_coef=0.0, desired_kl=0.02, gamma=0.99,
                    lam=0.95),
         learn_threads=2, act_threads=2)
-    actions = (JointPositionDeltaAction.kind, JointPositionTargetAction.kind)
+    actions = (JointPositionDeltaAction.kind, JointPositionTargetAction.kind,
+               JointPositionRateCappedAction.kind)
     register(TaskSpec('hand-rotate', hand_rotate_cfg,
                       'LEAP-class hand: rotate a 7 cm cube about the palm normal, '
                       'proprioception only', train, acceptance(), actions=actions))

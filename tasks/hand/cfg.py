@@ -11,7 +11,8 @@ from sim2real.mdp.cfg import (
     EnvCfg, EventTermCfg, ObsGroupCfg, ObsTermCfg, RandomParamCfg, RewardTermCfg, TermClassCfg,
     TerminationTermCfg)
 from sim2real.mdp.events import randomize_encoder_bias, randomize_pd_gains
-from sim2real.mdp.joint_actions import JointPositionDeltaAction, JointPositionTargetAction
+from sim2real.mdp.joint_actions import (
+    JointPositionDeltaAction, JointPositionRateCappedAction, JointPositionTargetAction)
 from sim2real.tasks.hand import events, mdp
 from sim2real.tasks.hand.metrics import RotationMetrics
 from sim2real.tasks.hand.scene import HandScene
@@ -22,6 +23,10 @@ DELTA_RAD = 1.0 / 24.0
 """Target change per control step at |a| = 1 [rad]: [HORA], [LEAP] (0.83 rad/s at 20 Hz)."""
 OFFSET_RAD = 0.6
 """Target offset from the grasp pose at |a| = 1 of the absolute interface [rad]: [PG] RotateZ."""
+TARGET_MAX_RATE_RAD_S = 8.48
+"""The rate-capped absolute interface's targets move at most this fast: the XC330-M288-T's
+no-load speed (81 rpm, the URDF's joint velocity limit; urdf/README.md), so a target never
+leads by more than the servo travels in a tick; config/hand.yaml's slew cap is the same."""
 MAX_ROTATION_RAD_S = 1.0
 """Clip of the rewarded rotation rate: a 0.8 rad/s target needs 0.8-1.0 (hand.md 4.1)."""
 DROP_DISTANCE_M = 0.07
@@ -141,15 +146,21 @@ def randomization_box() -> dict[str, RandomParamCfg]:
 
 def hand_rotate_cfg(play: bool = False, action: str | None = None) -> EnvCfg:
     """Rotate the cube about the palm normal (counter-clockwise seen from above) with the
-    delta-on-target integrator (action None or its kind) or [PG]'s absolute targets
-    (joint_position_offset)."""
-    kinds = (JointPositionDeltaAction.kind, JointPositionTargetAction.kind)
+    delta-on-target integrator (action None or its kind), [PG]'s absolute targets
+    (joint_position_offset) or those moving at most at the servo's speed
+    (joint_position_rate_capped)."""
+    kinds = (JointPositionDeltaAction.kind, JointPositionTargetAction.kind,
+             JointPositionRateCappedAction.kind)
     if action not in (None,) + kinds:
         raise ValueError(f'the hand tasks take the action interfaces {kinds}; got "{action}"')
+    absolute = {'scale': OFFSET_RAD, 'clip': 1.0, 'delay_ticks': (0, 1), 'noise_std': 0.1}
     if action == JointPositionTargetAction.kind:
         # [PG] LeapCubeRotateZAxis: q* = q_home + 0.6 a, clipped to the joint ranges
-        term = TermClassCfg(JointPositionTargetAction, {
-            'scale': OFFSET_RAD, 'clip': 1.0, 'delay_ticks': (0, 1), 'noise_std': 0.1})
+        term = TermClassCfg(JointPositionTargetAction, absolute)
+    elif action == JointPositionRateCappedAction.kind:
+        # the same, each target moving at most at the servo's speed (the node's slew cap)
+        term = TermClassCfg(JointPositionRateCappedAction,
+                            {**absolute, 'max_rate_rad_s': TARGET_MAX_RATE_RAD_S})
     else:
         # q* = clip(q*_prev + a / 24, joint ranges)
         term = TermClassCfg(JointPositionDeltaAction, {

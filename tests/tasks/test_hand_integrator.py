@@ -3,6 +3,7 @@ deploy runtime's, built from the env's own contract, seed and integrate the same
 build the same policy inputs."""
 
 import numpy as np
+import pytest
 import torch
 
 from sim2real.deploy.runtime.integrators import make_integrator
@@ -97,26 +98,32 @@ def test_env_and_runtime_build_the_same_observations(make_env):
     assert resets >= 6
 
 
-def test_absolute_interface_targets_and_observations_match_the_runtime(make_env):
+@pytest.mark.parametrize('kind', ['joint_position_offset', 'joint_position_rate_capped'])
+def test_absolute_interface_targets_and_observations_match_the_runtime(make_env, kind):
     """The hand's absolute interface (joint_position_offset, [PG] RotateZ's q_home + 0.6 a):
     the observed target starts at the measured joints clipped to the ranges, then is the grasp
     pose + 0.6 clip(a) clipped to the ranges; the runtime's integrator built from the env's
     contract gives the same targets and the deploy builder the same 96 inputs, 2 envs x 20
-    ticks with outputs in [-1.5, 1.5], across resets (play: no noise or delays)."""
+    ticks with outputs in [-1.5, 1.5], across resets (play: no noise or delays), with targets
+    at a range limit among them. The rate-capped kind (joint_position_rate_capped) moves each
+    target towards that goal by at most 8.48 rad/s x 0.05 s, and moves at the cap are among
+    its ticks; the offset kind's are not capped."""
     def edit(cfg):
         cfg.observations['policy'].delay_ticks = (0, 0)
         cfg.action.params['delay_ticks'] = (0, 0)
         cfg.episode_length_s = 0.4
-    env = make_env('hand-rotate', num_envs=2, play=True, edit=edit,
-                   action='joint_position_offset')
+    env = make_env('hand-rotate', num_envs=2, play=True, edit=edit, action=kind)
     env.reset(seed=3)
     term, scene = env.action_term, env.scene
     limits = scene.joint_pos_limits_rad.float()
     measured = scene.measured_joint_pos_rad(torch.arange(2)).float()
     torch.testing.assert_close(term.target_rad, measured.clamp(limits[:, 0], limits[:, 1]))
     contract = contract_from_env(env)
-    assert contract.action.kind == 'joint_position_offset'
+    assert contract.action.kind == kind
     assert contract.action.params['scale'] == 0.6
+    capped = kind == 'joint_position_rate_capped'
+    assert contract.action.params.get('max_rate_rad_s') == (8.48 if capped else None)
+    max_step_rad = 8.48 * env.step_dt_s
     runtimes = [make_integrator(contract) for _ in range(2)]
     builders = [ObservationBuilder(contract) for _ in range(2)]
     for i, runtime in enumerate(runtimes):
@@ -124,7 +131,7 @@ def test_absolute_interface_targets_and_observations_match_the_runtime(make_env)
     bounds = np.asarray(contract.robot_params['joint_pos_limits_rad'])
     obs = env.observations.compute()['policy']
     gen = torch.Generator().manual_seed(5)
-    resets = at_limit = 0
+    resets = at_limit = at_rate = 0
     for step in range(20):
         if step > 0:
             actions = torch.rand(2, 16, generator=gen) * 3.0 - 1.5
@@ -136,7 +143,11 @@ def test_absolute_interface_targets_and_observations_match_the_runtime(make_env)
                 builders[i].reset()
                 resets += 1
             elif step > 0:
+                before = runtimes[i].target_rad.copy()
                 runtimes[i].step(actions[i].double().numpy())
+                moved = np.abs(runtimes[i].target_rad - before)
+                at_rate += int(np.sum(moved >= max_step_rad - 1e-9))
+                assert not capped or np.all(moved <= max_step_rad + 1e-9)
             np.testing.assert_allclose(term.target_rad[i].numpy(), runtimes[i].target_rad,
                                        rtol=0, atol=1e-6)
             at_limit += int(np.sum((runtimes[i].target_rad <= bounds[:, 0] + 1e-9)
@@ -146,4 +157,4 @@ def test_absolute_interface_targets_and_observations_match_the_runtime(make_env)
                       'joint_pos_limits_rad': bounds}
             np.testing.assert_allclose(builders[i].build(inputs, advance=True)[0],
                                        obs[i].numpy(), atol=1e-5, rtol=0)
-    assert resets >= 4 and at_limit >= 1
+    assert resets >= 4 and at_limit >= 1 and at_rate >= 10

@@ -161,8 +161,9 @@ def test_a_torque_constant_of_zero_is_refused(make_env):
 
 def test_a_slew_cap_below_the_integrators_own_rate_is_said(make_env, caplog):
     """hand-rotate moves a target by up to 1/24 rad per 20 Hz tick (0.833 rad/s):
-    config/hand.yaml's 1.0 rad/s cap passes silently; 0.8 on one joint, or the same file
-    with a 1/8 rad step (2.5 rad/s), is logged naming each slowed joint."""
+    config/hand.yaml's 8.48 rad/s cap passes silently; 0.8 on one joint, or the same file
+    with a 1/2 rad step (10 rad/s), is logged naming each slowed joint. The rate-capped
+    interface (8.48 rad/s trained) passes the file silently; a 4 rad/s cap slows all 16."""
     from sim2real.deploy.runtime.joints import slew_cap_warnings
     contract = contract_from_env(make_env('hand-rotate', num_envs=1, play=True))
     params = load_params(CONFIG, overrides={'policy_file': 'x.onnx'})
@@ -175,6 +176,12 @@ def test_a_slew_cap_below_the_integrators_own_rate_is_said(make_env, caplog):
     assert [r.getMessage()[:60] for r in caplog.records] == [
         'parameter "max_rate_rad_s[5]": 0.8 rad/s is below the rate o']
     assert '0.833333 rad/s' in caplog.records[0].getMessage()
-    contract.action.params['scale'] = 0.125
+    contract.action.params['scale'] = 0.5
     params = load_params(CONFIG, overrides={'policy_file': 'x.onnx'})
     assert len(slew_cap_warnings(contract, params)) == 16
+    capped = contract_from_env(make_env('hand-rotate', num_envs=1, play=True,
+                                        action='joint_position_rate_capped'))
+    assert slew_cap_warnings(capped, params) == []
+    params.max_rate_rad_s = [4.0] * 16
+    slowed = slew_cap_warnings(capped, params)
+    assert len(slowed) == 16 and 'its trained rate cap' in slowed[0]

@@ -123,11 +123,33 @@ def test_hold_fallback_relaxes_to_the_safe_pose_after_hold_s(joint_params_file):
     np.testing.assert_allclose(targets[-1], relax)
 
 
+def test_the_fallback_relaxes_at_its_own_slew_cap(joint_params_file):
+    """fallback_max_rate_rad_s 0.5 per joint (file order ankle, hip, knee), the active cap
+    unchanged: the relax moves every target at most 0.5 rad/s x 0.02 s per tick, so the
+    knee's 0.3 rad takes 30 ticks, not the active cap's 5."""
+    runtime = Runtime.from_files(None, joint_params_file, overrides={
+        'fallback': 'hold', 'hold_s': 0.0, 'relax_pose_rad': [0.0, 0.0, -0.2],
+        'fallback_max_rate_rad_s': [0.5, 0.5, 0.5]})
+    feed(runtime, 0.0)
+    runtime.enable(0.0)
+    targets = []
+    for k in range(40):
+        t = 0.1 + 0.02 * k
+        runtime.put('imu', imu(t))
+        targets.append(runtime.step(t).command[:3])
+    steps = np.abs(np.diff(np.array(targets), axis=0))
+    assert np.all(steps <= 0.5 * 0.02 + 1e-12)
+    knee = np.array(targets)[:, 1]   # -0.5 -> -0.2
+    assert knee[28] < -0.2 - 1e-9 and abs(knee[31] + 0.2) < 1e-9
+
+
 @pytest.mark.parametrize('values, words', [
     ({'relax_pose_rad': [0.0, 0.0]}, 'relax_pose_rad'),
     ({'relax_pose_rad': [0.0, 2.0, 0.0]}, 'relax_pose_rad'),
     ({'hold_s': -1.0}, 'hold_s'),
     ({'fallback': 'damping', 'relax_pose_rad': [0.0, 0.0, 0.0]}, 'only the hold fallback'),
+    ({'fallback_max_rate_rad_s': [1.0, 1.0]}, 'fallback_max_rate_rad_s'),
+    ({'fallback_max_rate_rad_s': [1.0, 0.0, 1.0]}, 'fallback_max_rate_rad_s'),
 ])
 def test_a_relax_pose_outside_the_limits_is_refused(joint_params_file, values, words):
     """A relax pose of the wrong length or outside pos_min..pos_max, a negative hold_s, a
