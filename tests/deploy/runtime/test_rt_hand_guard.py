@@ -30,6 +30,26 @@ def _pose(env, **joints):
     return q
 
 
+def _pads_apart(guard, env) -> dict:
+    """Index and middle stretched and abducted towards each other in 201 steps: the guard's
+    closest pad distance rounded to 1 mm -> a pose giving it."""
+    apart = {}
+    for abd in np.linspace(0.0, 0.2, 201):
+        pose = _pose(env, if_mcp=0.3, if_pip=0.0, if_dip=0.0, mf_mcp=0.3, mf_pip=0.0,
+                     mf_dip=0.0, if_abd=abd, mf_abd=-abd)
+        guard.check(pose)
+        apart[round(guard.closest_now_m, 3)] = pose
+    return apart
+
+
+def _index_hyperextended(env):
+    """The index's MCP, PIP and DIP at their lower limits, the rest at the grasp."""
+    info = env.scene.info
+    low = info.pos_limits_rad[:, 0]
+    return _pose(env, **{n: low[info.joint_names.index(n)] for n in ('if_mcp', 'if_pip',
+                                                                     'if_dip')})
+
+
 def test_guard_fingertips_are_mujocos(guard_env):
     """At 10 random configurations the guard's fingertips equal MuJoCo's tip bodies (1e-9 m)."""
     guard, env = guard_env
@@ -52,12 +72,7 @@ def test_the_grasp_is_safe_and_touching_pads_latch(guard_env):
     guard, env = guard_env
     assert guard.check(_pose(env)) == ''
     assert guard.closest_now_m > 0.04
-    apart = {}
-    for abd in np.linspace(0.0, 0.2, 201):
-        pose = _pose(env, if_mcp=0.3, if_pip=0.0, if_dip=0.0, mf_mcp=0.3, mf_pip=0.0,
-                     mf_dip=0.0, if_abd=abd, mf_abd=-abd)
-        guard.check(pose)
-        apart[round(guard.closest_now_m, 3)] = pose
+    apart = _pads_apart(guard, env)
     assert guard.check(apart[0.023]) == 'fingertips'
     assert guard.check(apart[0.027]) == ''
     assert guard.closest_since_enable_m < 0.025
@@ -67,10 +82,7 @@ def test_a_fingertip_out_of_the_workspace_latches(guard_env):
     """Index hyperextended (MCP, PIP, DIP at their lower limits) dips below the box's floor
     (z 0.2 m, 5 cm under the palm top): 'fingertips'."""
     guard, env = guard_env
-    low = env.scene.info.pos_limits_rad[:, 0]
-    names = env.scene.info.joint_names
-    bent = _pose(env, **{n: low[names.index(n)] for n in ('if_mcp', 'if_pip', 'if_dip')})
-    assert guard.check(bent) == 'fingertips'
+    assert guard.check(_index_hyperextended(env)) == 'fingertips'
     assert guard.fingertips_m[0, 2] < 0.2
 
 
@@ -84,17 +96,9 @@ def test_training_ends_an_episode_where_the_guard_latches(guard_env):
     from sim2real.tasks.hand.cfg import FINGERTIP_GUARD
     guard, env = guard_env
     scene, info = env.scene, env.scene.info
-    apart = {}
-    for abd in np.linspace(0.0, 0.2, 201):
-        pose = _pose(env, if_mcp=0.3, if_pip=0.0, if_dip=0.0, mf_mcp=0.3, mf_pip=0.0,
-                     mf_dip=0.0, if_abd=abd, mf_abd=-abd)
-        guard.check(pose)
-        apart[round(guard.closest_now_m, 3)] = pose
-    low = info.pos_limits_rad[:, 0]
-    bent = _pose(env, **{n: low[info.joint_names.index(n)] for n in ('if_mcp', 'if_pip',
-                                                                     'if_dip')})
+    apart = _pads_apart(guard, env)
     latched = []
-    for q in (_pose(env), apart[0.023], apart[0.027], bent):
+    for q in (_pose(env), apart[0.023], apart[0.027], _index_hyperextended(env)):
         scene.backend.qpos[0, info.qpos_adr] = torch.as_tensor(q, dtype=torch.float64)
         scene.backend.simulate(1, lambda dt_s: None)   # sensors see the state the step starts at
         scene.refresh()
