@@ -70,10 +70,9 @@ class JointProfile:
         self.torque_limit_nm = per_joint('torque_limit_nm')
         self.pos_min_rad, self.pos_max_rad = per_joint('pos_min_rad'), per_joint('pos_max_rad')
         self.max_rate_rad_s = per_joint('max_rate_rad_s')
-        self.fallback_max_rate_rad_s = (per_joint('fallback_max_rate_rad_s')
-                                        if params.fallback_max_rate_rad_s
-                                        else self.max_rate_rad_s)
-        """The slew cap of fallback targets [rad/s], contract order."""
+        self.relax_max_rate_rad_s = (per_joint('relax_max_rate_rad_s')
+                                     if params.relax_max_rate_rad_s else self.max_rate_rad_s)
+        """The slew cap of a relaxing hold fallback's targets [rad/s], contract order."""
         self.relax_rad = per_joint('relax_pose_rad') if params.relax_pose_rad else None
         """The pose a hold fallback relaxes to after hold_s (None: hold), contract order."""
         self._fallback_since_s: float | None = None
@@ -226,26 +225,26 @@ class JointProfile:
         target = filters.soft_start_blend(self.start_rad, target, fraction)
         return self._command(target, self.kp, self.kd)
 
-    def _rate_limited(self, target_rad: np.ndarray, fallback: bool = False) -> np.ndarray:
-        """target moved at most max_rate_rad_s (fallback_max_rate_rad_s in the fallback) /
+    def _rate_limited(self, target_rad: np.ndarray, relax: bool = False) -> np.ndarray:
+        """target moved at most max_rate_rad_s (relax_max_rate_rad_s while relaxing) /
         rate_hz from the last published target."""
-        cap = self.fallback_max_rate_rad_s if fallback else self.max_rate_rad_s
+        cap = self.relax_max_rate_rad_s if relax else self.max_rate_rad_s
         return filters.rate_limit(target_rad, self.previous_rad, cap, self.dt_s)
 
     def fallback_command(self, store: SensorStore, now_s: float,
                          machine: StateMachine) -> np.ndarray:
         """Damping (kp 0, kd damping_kd, q* -> measured q) or hold (q* -> q at the latch,
-        after hold_s -> relax_pose_rad where given), the target rate-limited (the fallback's
-        cap) from the last published one."""
+        after hold_s -> relax_pose_rad where given), the target rate-limited from the last
+        published one (at relax_max_rate_rad_s while relaxing)."""
         if self.params.fallback == 'hold':
             if self._fallback_since_s is None:
                 self._fallback_since_s = now_s
             held_s = now_s - self._fallback_since_s
             relax = self.relax_rad is not None and held_s >= self.params.hold_s
             goal = self.relax_rad if relax else self.hold_rad
-            return self._command(self._rate_limited(goal, fallback=True), self.kp, self.kd)
+            return self._command(self._rate_limited(goal, relax), self.kp, self.kd)
         damping = np.full(len(self.names), self.params.damping_kd)
-        target = self._rate_limited(self.joint_state(store)[0], fallback=True)
+        target = self._rate_limited(self.joint_state(store)[0])
         return self._command(target, np.zeros(len(self.names)), damping)
 
     def last_resort(self, now_s: float, machine: StateMachine) -> np.ndarray:
@@ -284,20 +283,30 @@ def slew_cap_warnings(contract: Contract, params: JointParams) -> list[str]:
     """A delta integrator's policy moves a target by up to scale x clip per tick, a
     rate-capped one at up to its max_rate_rad_s; a slew cap below that rate slows the policy's
     own moves (outside its training). Allowed, as a cautious first run may want, and said
-    once per such joint (logged at start)."""
+    once per such joint (logged at start). An offset policy's targets have no trained rate
+    (they may jump by 2 x scale x clip in a tick): the cap is its only bound, unwarned."""
     action = contract.action
+    n = len(contract.joint_names)
     if action.kind == DELTA_KIND:
-        step_rad = float(action.params['scale'])
+        step_rad = np.broadcast_to(np.asarray(action.params['scale'], dtype=float), (n,))
         needed = step_rad * action.clip * contract.policy_rate_hz
-        why = (f'integrator step {step_rad:g} rad x clip {action.clip:g} at '
-               f'{contract.policy_rate_hz:g} Hz')
+        why = [f'integrator step {s:g} rad x clip {action.clip:g} at '
+               f'{contract.policy_rate_hz:g} Hz' for s in step_rad]
     elif action.kind == RATE_CAPPED_KIND:
-        needed, why = float(action.params['max_rate_rad_s']), 'its trained rate cap'
+        needed = np.broadcast_to(np.asarray(action.params['max_rate_rad_s'], dtype=float),
+                                 (n,))
+        why = ['its trained rate cap'] * n
     else:
         return []
-    return [f'parameter "max_rate_rad_s[{i}]": {cap:g} rad/s is below the rate of the '
-            f"policy's own targets, {needed:g} rad/s ({why}): the node will slow its moves"
-            for i, cap in enumerate(params.max_rate_rad_s) if cap < needed * (1.0 - 1e-9)]
+    by_name = dict(zip(contract.joint_names, zip(needed, why)))
+    warnings = []
+    for i, (name, cap) in enumerate(zip(params.joint_names, params.max_rate_rad_s)):
+        rate, reason = by_name.get(name, (0.0, ''))
+        if cap < rate * (1.0 - 1e-9):
+            warnings.append(f'parameter "max_rate_rad_s[{i}]": {cap:g} rad/s is below the rate '
+                            f"of the policy's own targets on \"{name}\", {rate:g} rad/s "
+                            f'({reason}): the node will slow its moves')
+    return warnings
 
 
 def check_joint_params(contract: Contract, params: JointParams, model=None) -> None:
@@ -314,9 +323,9 @@ def check_joint_params(contract: Contract, params: JointParams, model=None) -> N
         if len(getattr(params, key)) != n:
             raise ParamError(f'parameter "{key}": {len(getattr(params, key))} values for '
                              f'{n} joints')
-    if len(params.fallback_max_rate_rad_s) not in (0, n):   # optional: empty or per joint
-        raise ParamError(f'parameter "fallback_max_rate_rad_s": '
-                         f'{len(params.fallback_max_rate_rad_s)} values for {n} joints')
+    if len(params.relax_max_rate_rad_s) not in (0, n):   # optional: empty or per joint
+        raise ParamError(f'parameter "relax_max_rate_rad_s": '
+                         f'{len(params.relax_max_rate_rad_s)} values for {n} joints')
     if min(params.kp + params.kd + params.torque_limit_nm, default=0.0) < 0.0:
         raise ParamError('parameter "kp": gains and torque limits must be >= 0')
     if not np.all(np.less(params.pos_min_rad, params.pos_max_rad)):
@@ -335,8 +344,8 @@ def check_joint_params(contract: Contract, params: JointParams, model=None) -> N
         raise ParamError(f'parameter "fallback": "{params.fallback}" is not damping or hold')
     positive(params, 'joint_state_timeout_s', 'joint_vel_limit_rad_s')
     positive(params, *[f'max_rate_rad_s[{i}]' for i in range(n)],
-             *[f'fallback_max_rate_rad_s[{i}]'
-               for i in range(len(params.fallback_max_rate_rad_s))])
+             *[f'relax_max_rate_rad_s[{i}]'
+               for i in range(len(params.relax_max_rate_rad_s))])
     for warning in slew_cap_warnings(contract, params):
         log.warning('%s', warning)
     limits = numbers(physics_check.field(tree(contract), 'robot_params.joint_pos_limits_rad'),

@@ -63,10 +63,11 @@ class JointParams:
     """Upper joint position limits for targets [rad]."""
     max_rate_rad_s: list[float] = field(default_factory=list)
     """Largest change of a target per second [rad/s]."""
-    fallback_max_rate_rad_s: list[float] = field(default_factory=list)
-    """Largest change of a target per second in the fallback (its hold, its relax, its
-    damping target) [rad/s], per joint; empty: max_rate_rad_s. A policy trained to move fast
-    may still relax slowly."""
+    relax_max_rate_rad_s: list[float] = field(default_factory=list)
+    """Largest change of a target per second while a hold fallback relaxes to
+    relax_pose_rad [rad/s], per joint; empty: max_rate_rad_s. The hold itself moves at
+    max_rate_rad_s, so a policy trained with a fast cap still stops at once and relaxes
+    slowly."""
     joint_vel_limit_rad_s: float = 20.0
     """|qd| beyond this on any joint latches the fallback [rad/s]."""
     joint_state_timeout_s: float = 0.05

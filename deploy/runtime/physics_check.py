@@ -209,7 +209,7 @@ def check_tighter(params, model: pin.Model) -> None:
                                 f'[{low}, {high}]')
     for key, urdf_key, unit in (('torque_limit_nm', 'effort_limit_nm', 'N m'),
                                 ('max_rate_rad_s', 'velocity_limit_rad_s', 'rad/s'),
-                                ('fallback_max_rate_rad_s', 'velocity_limit_rad_s', 'rad/s')):
+                                ('relax_max_rate_rad_s', 'velocity_limit_rad_s', 'rad/s')):
         values = getattr(params, key, None) or ()   # an optional list may be empty
         for i, name in enumerate(names[:len(values)]):
             ours, bound = values[i], limits[urdf_key][i]

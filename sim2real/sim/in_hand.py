@@ -6,10 +6,8 @@ armature from the URDF's motor model, its contact settings, and the object its `
 declares. This module adds what in-hand manipulation needs on top: the solver settings, the
 default pose (``<sim2real><default_pose>``), the fingertips (``<sim2real><fingertips
 links=""/>``) and the object's reference frame (the link its ``<object>`` is placed in, e.g.
-the palm centre, whose z axis is the rotation axis), and a position sensor on each fingertip
-frame in the root link's frame (the deploy's fingertip guard's points). Names and addresses
-are resolved once, into ``InHandInfo``. The task scene and the HIL twin both build their
-model here.
+the palm centre, whose z axis is the rotation axis). Names and addresses are resolved once,
+into ``InHandInfo``. The task scene and the HIL twin both build their model here.
 """
 
 from __future__ import annotations
@@ -62,10 +60,6 @@ class InHandInfo(JointChainInfo):
     """Body of each fingertip, (k,)."""
     fingertip_geom_ids: np.ndarray = None
     """The collision geom centred on each fingertip frame (its pad), (k,)."""
-    root_link: str = ''
-    """The URDF's root link (the mount): the frame of the fingertip sensors."""
-    fingertip_sensor_adr: int = -1
-    """sensordata address of the fingertip positions [m; root link frame], k x 3 values."""
     object_name: str = ''
     """The held object's body, free joint and geom name."""
     object_body_id: int = -1
@@ -103,19 +97,6 @@ def _fingertips(urdf: Path) -> tuple[str, ...]:
     return names
 
 
-def _root_link(urdf: Path) -> str:
-    """The URDF's root link: the one link no joint has as its child."""
-    root = parse_urdf(urdf)
-    children = {joint.find('child').get('link') for joint in root.findall('joint')}
-    return next(link.get('name') for link in root.findall('link')
-                if link.get('name') not in children)
-
-
-def _fingertip_sensor(tip: str) -> str:
-    """Name of the position sensor of fingertip link tip."""
-    return f'fingertip_pos_{tip}'
-
-
 def _pad_geom(model: mujoco.MjModel, tip: int, path: Path) -> int:
     """The collision geom centred on fingertip body tip (on it or on its parent link)."""
     parent = int(model.body_parentid[tip])
@@ -146,11 +127,6 @@ def in_hand_spec(urdf: str | Path, physics_dt_s: float,
     if solver.cone not in cones:
         raise ValueError(f'solver cone must be one of {sorted(cones)}, got {solver.cone!r}')
     spec.option.cone, spec.option.impratio = cones[solver.cone], solver.impratio
-    root = _root_link(path)
-    for tip in _fingertips(path):   # the fingertip guard's points, in the deploy's frame
-        spec.add_sensor(name=_fingertip_sensor(tip), type=mujoco.mjtSensor.mjSENS_FRAMEPOS,
-                        objtype=mujoco.mjtObj.mjOBJ_XBODY, objname=tip,
-                        reftype=mujoco.mjtObj.mjOBJ_XBODY, refname=root)
     return spec
 
 
@@ -175,8 +151,6 @@ def in_hand_info(model: mujoco.MjModel, urdf: str | Path) -> InHandInfo:
         fingertip_names=tips,
         fingertip_body_ids=np.array(tip_ids),
         fingertip_geom_ids=np.array([_pad_geom(model, t, path) for t in tip_ids]),
-        root_link=_root_link(path),
-        fingertip_sensor_adr=int(model.sensor(_fingertip_sensor(tips[0])).adr[0]),
         object_name=obj.name, object_body_id=object_body,
         object_geom_id=model.geom(obj.name).id,
         object_qpos_adr=int(joint.qposadr[0]), object_qvel_adr=int(joint.dofadr[0]),

@@ -7,9 +7,10 @@ rotation (hand-rotate):
 - ``drop_rate``: share of episodes that ended before the time-out with the cube off the palm
   (or, rarely, a diverged simulation, which the env ends as a termination too).
 - ``guard_rate``: share of episodes ended by the fingertip guard (fingertips that the deploy's
-  guard would stop: on the hand, the hold fallback).
-- ``time_to_fall``: per episode, min(time of the drop, episode length) / episode length (1
-  without a drop); HORA's TTF.
+  guard would stop: on the hand, the hold fallback); a step that drops the cube and trips
+  the guard counts here, not as a drop.
+- ``time_to_fall``: per episode, min(time of the early end, episode length) / episode length
+  (1 without a drop or guard stop); HORA's TTF.
 
 Success: no early end and rotation_rad_per_10s >= min_rotation_rad_per_10s. Reorientation
 (hand-reorient): ``ReorientMetrics``.
@@ -101,9 +102,9 @@ class ReorientMetrics(Stateful):
     """Goals reached per episode (hand-reorient; hand.md section 4.3):
 
     - ``goals_per_minute``: goals reached / the episode's duration in minutes.
-    - ``consecutive_successes``: goals reached before the episode ended: a drop, no goal for
-      the goal timeout, the cap on successes or the time-out; every real anchor reports it
-      (Playground, DeXtreme), the median beside the mean.
+    - ``consecutive_successes``: goals reached before the episode ended: a drop, a guard stop,
+      no goal for the goal timeout, the cap on successes or the time-out; every real anchor
+      reports it (Playground, DeXtreme), the median beside the mean.
     - ``drop_rate``, ``guard_rate``, ``time_to_fall``: as hand-rotate's.
 
     Success: no early end and at least min_goals_per_minute.

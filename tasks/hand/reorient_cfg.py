@@ -10,13 +10,14 @@ action and randomization, with these choices:
 - goals uniform on SO(3), at least 90 degrees from the cube, reached within 0.1 rad (``goal``);
 - rewards as Isaac Lab's and DeXtreme's: 1 / (angle + 0.1), 250 per goal, -10 x the cube's
   distance from the palm centre, hand-rotate's effort terms and drop penalty;
-- an episode ends at a drop, after 8 s without a goal (DeXtreme's reset time; a truncation),
-  at 50 goals (Isaac Lab) or after 50 s (Playground's 1000 steps at 20 Hz).
+- an episode ends at a drop, where the deploy's fingertip guard would latch (hand-rotate's
+  termination), after 8 s without a goal (DeXtreme's reset time; a truncation), at 50 goals
+  (Isaac Lab) or after 50 s (Playground's 1000 steps at 20 Hz).
 
 The delta integrator is hand-rotate's, 1/24 rad per step (0.83 rad/s; HORA's and LEAP's,
-validated on the real hand), so one parameter file (config/hand.yaml, slew cap 1 rad/s)
-deploys both tasks. Playground's reorientation moves 0.5 rad per step (10 rad/s); hand.md
-section 4.1 asks for well below.
+validated on the real hand), so one parameter file (config/hand.yaml, its slew cap above
+that rate) deploys both tasks. Playground's reorientation moves 0.5 rad per step (10 rad/s);
+hand.md section 4.1 asks for well below.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from sim2real.contract import file_sha256
 from sim2real.sim.backend import store_derived
 from sim2real.sim.backends import make_backend
 from sim2real.sim.bodies import float32_copy
+from sim2real.sim.frame_kinematics import FrameKinematics
 from sim2real.sim.in_hand import in_hand_model
 from sim2real.sim.joint_actuator import JointActuator, JointActuatorCfg
 from sim2real.sim.state import Stateful
@@ -32,7 +33,8 @@ class HandScene(Stateful):
              'cube_size_scale', 'fingertip_pos_m', '_cube_quat_prev', '_field_defaults')
     CHILDREN = ('backend', 'actuator')
     NOT_STATE = ('env', 'default_joint_pos_rad', 'joint_pos_limits_rad', 'axis_w',
-                 'cube_spawn_pos_w', '_qpos_adr', '_qvel_adr', '_act_ids')
+                 'cube_spawn_pos_w', 'fingertip_kinematics', '_qpos_adr', '_qvel_adr',
+                 '_act_ids')
 
     def __init__(self, env, urdf: str = 'hand', kp_nm_per_rad: float = 3.0,
                  kd_nm_s_per_rad: float = 0.1, grasp_pose_rad: dict | None = None):
@@ -90,6 +92,9 @@ class HandScene(Stateful):
         self.finite = torch.ones(n, dtype=torch.bool)
         self._field_defaults: dict[str, torch.Tensor] = {}
         """Unrandomized values of randomized model fields (sim2real.mdp.events)."""
+        self.fingertip_kinematics = FrameKinematics(self.urdf_path, info.joint_names,
+                                                    info.fingertip_names)
+        """The fingertips' forward kinematics on the URDF (the deploy guard's points)."""
         self.refresh()
         self._cube_quat_prev = self.cube_quat_w.clone()
 
@@ -132,9 +137,9 @@ class HandScene(Stateful):
         joint_pos_rad (measured: encoder offsets included) and joint_vel_rad_s, policy order;
         cube_pos_w [m], cube_quat_w (w, x, y, z), cube_lin_vel_w [m/s], cube_ang_vel_b [rad/s;
         cube frame]; cube_rotation_step_rad about axis_w since the previous refresh;
-        fingertip_pos_m (N, k, 3) [m; the URDF root link's frame, the deploy guard's], as
-        MuJoCo's sensors saw them at the last physics step's start (5 ms old; a reset row
-        keeps its pre-reset values until the next step).
+        fingertip_pos_m (N, k, 3) [m; the URDF root link's frame]: the fingertips of the
+        measured joints (encoder offsets included), as the deploy's fingertip guard computes
+        them with Pinocchio on the hand's readings.
         """
         backend = self.backend
         rows = slice(None) if env_ids is None else env_ids
@@ -142,19 +147,17 @@ class HandScene(Stateful):
         qpos, qvel = backend.qpos[rows], backend.qvel[rows]
         p, v = self.info.object_qpos_adr, self.info.object_qvel_adr
         quat = float32_copy(qpos[:, p + 3:p + 7])
-        tips = len(self.info.fingertip_names)
-        adr = self.info.fingertip_sensor_adr
+        measured = float32_copy(qpos[:, self._qpos_adr]) + self.encoder_bias_rad[rows]
         prev = quat if env_ids is not None else self._cube_quat_prev
         store_derived(self, {
             'finite': finite,
-            'joint_pos_rad': float32_copy(qpos[:, self._qpos_adr]) + self.encoder_bias_rad[rows],
+            'joint_pos_rad': measured,
             'joint_vel_rad_s': float32_copy(qvel[:, self._qvel_adr]),
             'cube_pos_w': float32_copy(qpos[:, p:p + 3]), 'cube_quat_w': quat,
             'cube_lin_vel_w': float32_copy(qvel[:, v:v + 3]),
             'cube_ang_vel_b': float32_copy(qvel[:, v + 3:v + 6]),
             'cube_rotation_step_rad': terms.axis_rotation_rad(quat, prev, self.axis_w),
-            'fingertip_pos_m': float32_copy(
-                backend.sensordata[rows, adr:adr + 3 * tips]).reshape(-1, tips, 3)},
+            'fingertip_pos_m': self.fingertip_kinematics.positions(measured)},
             env_ids)
         if env_ids is not None:
             self._cube_quat_prev[env_ids] = quat

@@ -61,7 +61,8 @@ def test_a_guard_trip_ends_the_episode_as_guard_rate_not_as_a_drop(make_env):
     """Env 0's integrator targets set to index and middle abducted towards each other (pad
     centres 2 cm apart, beyond touching); with zero deltas its PD brings the pads inside the
     guard's 2.5 cm within 1 s: the episode ends by fingertip_guard, counted in guard_rate
-    with drop_rate 0 and the termination penalty; env 1 at the grasp runs on."""
+    with drop_rate 0 and the termination penalty; env 1 at the grasp runs on; the reset row's
+    fingertips are those of its new pose."""
     env = make_env('hand-rotate', num_envs=2, play=True)
     env.reset(seed=0)
     names = env.scene.info.joint_names
@@ -77,6 +78,9 @@ def test_a_guard_trip_ends_the_episode_as_guard_rate_not_as_a_drop(make_env):
             ended = extras['log']
             break
     assert ended is not None and not bool(terminated[1])
+    scene = env.scene   # the reset row's fingertips are those of its new measured joints
+    torch.testing.assert_close(scene.fingertip_pos_m[0], scene.fingertip_kinematics.positions(
+        scene.measured_joint_pos_rad(torch.tensor([0])).float())[0])
     values = env.metrics.last_values
     assert (values['guard_rate'][0].item(), values['drop_rate'][0].item()) == (1.0, 0.0)
     assert ended['termination/fingertip_guard'] == 1.0

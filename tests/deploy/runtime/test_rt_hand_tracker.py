@@ -163,7 +163,8 @@ def test_a_slew_cap_below_the_integrators_own_rate_is_said(make_env, caplog):
     """hand-rotate moves a target by up to 1/24 rad per 20 Hz tick (0.833 rad/s):
     config/hand.yaml's 8.48 rad/s cap passes silently; 0.8 on one joint, or the same file
     with a 1/2 rad step (10 rad/s), is logged naming each slowed joint. The rate-capped
-    interface (8.48 rad/s trained) passes the file silently; a 4 rad/s cap slows all 16."""
+    interface (8.48 rad/s trained) passes the file silently; a 4 rad/s cap slows all 16; a
+    per-joint trained cap (contract order) is matched to the file's joints by name."""
     from sim2real.deploy.runtime.joints import slew_cap_warnings
     contract = contract_from_env(make_env('hand-rotate', num_envs=1, play=True))
     params = load_params(CONFIG, overrides={'policy_file': 'x.onnx'})
@@ -185,3 +186,10 @@ def test_a_slew_cap_below_the_integrators_own_rate_is_said(make_env, caplog):
     params.max_rate_rad_s = [4.0] * 16
     slowed = slew_cap_warnings(capped, params)
     assert len(slowed) == 16 and 'its trained rate cap' in slowed[0]
+    rates = [8.0] * 16   # a per-joint trained cap, contract order: one joint above the file's
+    rates[capped.joint_names.index('th_axl')] = 9.0
+    capped.action.params['max_rate_rad_s'] = rates
+    params.max_rate_rad_s = [8.48] * 16
+    slowed = slew_cap_warnings(capped, params)
+    assert len(slowed) == 1 and '"th_axl", 9 rad/s' in slowed[0]
+    assert slowed[0].startswith(f'parameter "max_rate_rad_s[{params.joint_names.index("th_axl")}]')

@@ -123,13 +123,13 @@ def test_hold_fallback_relaxes_to_the_safe_pose_after_hold_s(joint_params_file):
     np.testing.assert_allclose(targets[-1], relax)
 
 
-def test_the_fallback_relaxes_at_its_own_slew_cap(joint_params_file):
-    """fallback_max_rate_rad_s 0.5 per joint (file order ankle, hip, knee), the active cap
+def test_the_relax_moves_at_its_own_slew_cap(joint_params_file):
+    """relax_max_rate_rad_s 0.5 per joint (file order ankle, hip, knee), the active cap
     unchanged: the relax moves every target at most 0.5 rad/s x 0.02 s per tick, so the
     knee's 0.3 rad takes 30 ticks, not the active cap's 5."""
     runtime = Runtime.from_files(None, joint_params_file, overrides={
         'fallback': 'hold', 'hold_s': 0.0, 'relax_pose_rad': [0.0, 0.0, -0.2],
-        'fallback_max_rate_rad_s': [0.5, 0.5, 0.5]})
+        'relax_max_rate_rad_s': [0.5, 0.5, 0.5]})
     feed(runtime, 0.0)
     runtime.enable(0.0)
     targets = []
@@ -148,12 +148,12 @@ def test_the_fallback_relaxes_at_its_own_slew_cap(joint_params_file):
     ({'relax_pose_rad': [0.0, 2.0, 0.0]}, 'relax_pose_rad'),
     ({'hold_s': -1.0}, 'hold_s'),
     ({'fallback': 'damping', 'relax_pose_rad': [0.0, 0.0, 0.0]}, 'only the hold fallback'),
-    ({'fallback_max_rate_rad_s': [1.0, 1.0]}, 'fallback_max_rate_rad_s'),
-    ({'fallback_max_rate_rad_s': [1.0, 0.0, 1.0]}, 'fallback_max_rate_rad_s'),
+    ({'relax_max_rate_rad_s': [1.0, 1.0]}, 'relax_max_rate_rad_s'),
+    ({'relax_max_rate_rad_s': [1.0, 0.0, 1.0]}, 'relax_max_rate_rad_s'),
 ])
-def test_a_relax_pose_outside_the_limits_is_refused(joint_params_file, values, words):
+def test_bad_hold_and_relax_parameters_are_refused(joint_params_file, values, words):
     """A relax pose of the wrong length or outside pos_min..pos_max, a negative hold_s, a
-    relax pose with the damping fallback."""
+    relax pose with the damping fallback, a relax cap of the wrong length or not > 0."""
     from sim2real.deploy.runtime.params import ParamError
     with pytest.raises(ParamError, match=words):
         Runtime.from_files(None, joint_params_file, overrides={'fallback': 'hold', **values})

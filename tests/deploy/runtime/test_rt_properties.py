@@ -330,7 +330,7 @@ def joint_params(seed):
     """Random gains and limits from seed, limits inside the URDF's, in contract joint order."""
     rng = np.random.default_rng(seed)
     mid = (URDF_MIN + URDF_MAX) / 2
-    return QuadrupedParams(
+    params = QuadrupedParams(
         robot='testarm', rate_hz=50.0, joint_names=['hip', 'knee', 'ankle'],
         kp=list(rng.uniform(0.0, 100.0, 3)), kd=list(rng.uniform(0.0, 5.0, 3)),
         torque_limit_nm=list(rng.uniform(0.1, URDF_EFFORT_NM)),
@@ -341,6 +341,11 @@ def joint_params(seed):
         joint_state_timeout_s=rng.choice([0.02, 0.05]), imu_timeout_s=rng.choice([0.0, 0.05]),
         command_timeout_s=rng.choice([0.0, 0.0, 0.1]), soft_start_s=rng.choice([0.0, 0.5]),
         fallback=str(rng.choice(['damping', 'hold'])), damping_kd=rng.uniform(0.0, 5.0))
+    if params.fallback == 'hold' and rng.random() < 0.5:   # a hold that relaxes, at its own cap
+        params.hold_s = float(rng.choice([0.0, 0.1]))
+        params.relax_pose_rad = list(rng.uniform(params.pos_min_rad, params.pos_max_rad))
+        params.relax_max_rate_rad_s = list(rng.uniform(0.1, 20.0, 3))
+    return params
 
 
 JOINT_OPS = ['healthy'] * 6 + ['joint_state'] * 2 + [
@@ -439,10 +444,12 @@ def check_joint_command(result, previous, params, oracle):
 
 
 def check_fallback_rate(target, previous, params, oracle, kp, kd):
-    """A fallback target moves at most max_rate_rad_s / rate_hz from the previous tick's,
-    unless the torque limit moved it (it outranks the rate limit: the target then sits on a
-    bound of the torque-feasible interval or of the position box)."""
-    step = np.asarray(params.max_rate_rad_s) / params.rate_hz
+    """A fallback target moves at most max_rate_rad_s (or, relaxing, relax_max_rate_rad_s) /
+    rate_hz from the previous tick's, unless the torque limit moved it (it outranks the rate
+    limit: the target then sits on a bound of the torque-feasible interval or of the
+    position box)."""
+    step = np.maximum(params.max_rate_rad_s,
+                      params.relax_max_rate_rad_s or params.max_rate_rad_s) / params.rate_hz
     moved = np.abs(target - previous) > step * (1 + 1e-9) + 1e-12
     if not moved.any():
         return
