@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from sim2real import terms
+
 
 def all_finite(*arrays) -> bool:
     """True when every array holds only finite numbers (the NaN/Inf guard)."""
@@ -22,7 +24,7 @@ def clamp_joint_position(target_rad, pos_min_rad, pos_max_rad) -> np.ndarray:
 def rate_limit(target, previous, max_rate_per_s, dt_s: float) -> np.ndarray:
     """target moved at most max_rate_per_s * dt_s away from previous, per element."""
     step = np.asarray(max_rate_per_s, dtype=np.float64) * dt_s
-    return previous + np.clip(target - previous, -step, step)
+    return terms.rate_limited_target(np.asarray(target, dtype=np.float64), previous, step)
 
 
 def torque_bounds(joint_pos_rad, joint_vel_rad_s, kp, kd, torque_limit_nm):
