@@ -77,6 +77,9 @@ class JointProfile:
         """The pose a hold fallback relaxes to after hold_s (None: hold), contract order."""
         self._fallback_since_s: float | None = None
         self._check_gains(contract)
+        if params.torque_limit_by not in TORQUE_LIMITERS:
+            raise ParamError(f'parameter "torque_limit_by": "{params.torque_limit_by}" is not '
+                             f'{" or ".join(TORQUE_LIMITERS)}')
         if params.soft_start_mode not in ('blend', 'stand_up'):
             raise ParamError(f'parameter "soft_start_mode": "{params.soft_start_mode}" is not '
                              f'blend or stand_up')
@@ -215,15 +218,22 @@ class JointProfile:
         if self.params.soft_start_mode == 'stand_up' and fraction < 1.0:
             target = filters.soft_start_blend(self.start_rad, self.default_rad, fraction)
             target = self._rate_limited(target)
-            target = filters.torque_feasible(target, q, qd, self.kp, self.stand_up_kd,
-                                             self.torque_limit_nm)
+            target = self._torque_feasible(target, q, qd, self.kp, self.stand_up_kd)
             return self._command(target, self.kp, self.stand_up_kd)
         target = self.integrator.step(action)
         target = filters.clamp_joint_position(target, self.pos_min_rad, self.pos_max_rad)
         target = self._rate_limited(target)
-        target = filters.torque_feasible(target, q, qd, self.kp, self.kd, self.torque_limit_nm)
+        target = self._torque_feasible(target, q, qd, self.kp, self.kd)
         target = filters.soft_start_blend(self.start_rad, target, fraction)
         return self._command(target, self.kp, self.kd)
+
+    def _torque_feasible(self, target_rad, q_rad, qd_rad_s, kp, kd) -> np.ndarray:
+        """target clamped to the torque-feasible interval (torque_limit_by 'node'), or as
+        it is (the servos clip their torque)."""
+        if self.params.torque_limit_by == 'servo':
+            return target_rad
+        return filters.torque_feasible(target_rad, q_rad, qd_rad_s, kp, kd,
+                                       self.torque_limit_nm)
 
     def _rate_limited(self, target_rad: np.ndarray, relax: bool = False) -> np.ndarray:
         """target moved at most max_rate_rad_s (relax_max_rate_rad_s while relaxing) /
@@ -256,15 +266,18 @@ class JointProfile:
         return self._command(target, np.zeros(n), np.full(n, self.params.damping_kd))
 
     def final_clamp(self, command: np.ndarray, state: str, store: SensorStore) -> np.ndarray:
-        """Targets inside the position limits, torque-feasible where both can hold, finite."""
+        """Targets inside the position limits, torque-feasible where both can hold (unless
+        the servos hold the torque limit), finite."""
         n = len(self.names)
         target, kp, kd = command[:n], command[n:2 * n], command[2 * n:]
         for part in self.parts:
             part.update(store, self)
         q, qd = self.joint_state(store)
         if state != FALLBACK or self.params.fallback == 'hold':
-            target = filters.feasible_joint_target(
-                target, q, qd, kp, kd, self.torque_limit_nm, self.pos_min_rad, self.pos_max_rad)
+            target = (filters.clamp_joint_position(target, self.pos_min_rad, self.pos_max_rad)
+                      if self.params.torque_limit_by == 'servo' else
+                      filters.feasible_joint_target(target, q, qd, kp, kd, self.torque_limit_nm,
+                                                    self.pos_min_rad, self.pos_max_rad))
         safe = filters.clamp_joint_position(
             np.nan_to_num(q, nan=0.0), self.pos_min_rad, self.pos_max_rad)
         target = np.where(np.isfinite(target), target, safe)
@@ -273,6 +286,8 @@ class JointProfile:
         return self._command(target, kp, kd)
 
 
+TORQUE_LIMITERS = ('node', 'servo')
+"""Values of the torque_limit_by parameter."""
 DELTA_KIND = 'joint_position_delta'
 """The delta-on-target integrator's action kind (sim2real.mdp.joint_actions)."""
 RATE_CAPPED_KIND = 'joint_position_rate_capped'

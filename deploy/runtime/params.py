@@ -56,7 +56,14 @@ class JointParams:
     kd: list[float] = field(default_factory=list)
     """Velocity gains [N m s/rad]."""
     torque_limit_nm: list[float] = field(default_factory=list)
-    """Largest |kp (q* - q) - kd qd| a target may ask for [N m]."""
+    """Largest |kp (q* - q) - kd qd| a target may ask for [N m] (see torque_limit_by)."""
+    torque_limit_by: str = 'node'
+    """Who holds the PD torque within torque_limit_nm. 'node': every target is clamped to
+    the torque-feasible interval of the last measured state, at the control rate. 'servo':
+    the drives clip their own torque (a current limit in current-based position mode, at
+    the servo's rate, as a trained PD with clipped torque does), so the node does not clamp
+    targets for it; for servos whose current limit is configured or commanded
+    (current_limit_topic). Position limits and the slew cap hold in both."""
     pos_min_rad: list[float] = field(default_factory=list)
     """Lower joint position limits for targets [rad]."""
     pos_max_rad: list[float] = field(default_factory=list)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from sim2real.deploy.runtime import Runtime, Sample
+from sim2real.deploy.runtime.params import ParamError
 
 # contract order hip, knee, ankle; the parameter file lists ankle, hip, knee
 KP, KD, TAU = np.array([20.0, 10.0, 5.0]), np.array([1.0, 0.5, 0.2]), np.array([15.0, 8.0, 2.0])
@@ -76,6 +77,34 @@ def test_active_targets_are_within_limits_and_torque_feasible(runtime):
         assert np.all((POS_MIN <= target) & (target <= POS_MAX))
         assert np.all(np.abs(KP * (target - Q) - KD * qd) <= TAU + 1e-9)
     assert result.state == 'active'
+
+
+def test_servo_held_torque_limit_leaves_targets_unclamped(joint_params_file):
+    """torque_limit_by 'servo' (the drives clip their torque): fed the same states (q far
+    from the policy's targets, qd = (3, -2, 1)), the node sends the targets the 'node' mode
+    clamps, which ask more than tau somewhere; both keep every target within the position
+    limits; any other value is refused naming the parameter."""
+    qd = np.array([3.0, -2.0, 1.0])
+    q = np.array([1.2, -1.8, -0.7])
+    node = Runtime.from_files(None, joint_params_file)
+    servo = Runtime.from_files(None, joint_params_file, overrides={'torque_limit_by': 'servo'})
+    infeasible = 0
+    for runtime in (node, servo):
+        feed(runtime, 0.0, q=q, qd=qd)
+        runtime.enable(0.0)
+    for k in range(1, 16):   # the 0.1 s soft start, then 10 active ticks
+        targets = []
+        for runtime in (node, servo):
+            feed(runtime, 0.02 * k, q=q, qd=qd)
+            result = runtime.step(0.02 * k)
+            assert result.state == ('soft_start' if k < 5 else 'active')
+            targets.append(result.command[:3])
+            assert np.all((POS_MIN <= targets[-1]) & (targets[-1] <= POS_MAX))
+        assert np.all(np.abs(KP * (targets[0] - q) - KD * qd) <= TAU + 1e-9)
+        infeasible += int(np.any(np.abs(KP * (targets[1] - q) - KD * qd) > TAU + 1e-6))
+    assert infeasible >= 5
+    with pytest.raises(ParamError, match='torque_limit_by'):
+        Runtime.from_files(None, joint_params_file, overrides={'torque_limit_by': 'driver'})
 
 
 def test_joint_velocity_latches_into_damping(runtime):
