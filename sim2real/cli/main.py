@@ -313,8 +313,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--log-dir', default=None, help='folder for the logs of both nodes')
     p.add_argument('--expect', action='append', default=[], type=_floor, metavar='METRIC>=X',
                    help='a floor on a figure of the nominal run (or METRIC<=X), added to the '
-                        "robot's or replacing its floor on that metric; repeatable, e.g. "
-                        'rotation_rad_per_10s>=6.4 for 80 %% of an eval figure of 8')
+                        "robot's or replacing its floor or error bound on that metric; "
+                        'repeatable, e.g. rotation_rad_per_10s>=6.4 for 80 %% of an eval '
+                        'figure of 8, or lin_vel_error_mps<=0.2 for a policy that walks less '
+                        'precisely than the 0.15 m/s bound')
     p.add_argument('--json', action='store_true', help='print one JSON object')
     p.set_defaults(func=_cmd_hil)
     return parser

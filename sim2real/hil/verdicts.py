@@ -5,7 +5,8 @@ the scenario's error bound and without a limit violation; a fault run passes whe
 outcome is the one its FaultCase expects (``recovered_safe``, sim2real.hil.scenarios). A
 robot's HIL profile names the error figure its nominal run is bounded by (NominalBound), and
 may add floors on its other figures (sim2real.verdict.Floor, e.g. the hand's rotation at
-least 80 % of its eval floor); ``sim2real hil --expect`` adds or replaces floors by metric.
+least 80 % of its eval floor); ``sim2real hil --expect`` adds or replaces floors by metric,
+and replaces the robot's error bound when it names the bound's figure.
 """
 
 from __future__ import annotations
@@ -84,8 +85,8 @@ def merge_floors(robot: Iterable[Floor], given: Iterable[Floor]) -> tuple[Floor,
 
 def nominal_verdict(result: dict, bound: NominalBound,
                     floors: Iterable[Floor] = ()) -> tuple[bool, str]:
-    """The nominal run: active throughout, no fall, error within bound, each floor met, no
-    violation."""
+    """The nominal run: active throughout, no fall, error within bound (unless a floor
+    judges the bound's figure: `--expect` replaces it), each floor met, no violation."""
     reasons, met = [], []
     states = result.get('nominal_states', [])
     if states != ['active']:
@@ -94,7 +95,7 @@ def nominal_verdict(result: dict, bound: NominalBound,
         reasons.append('fell')
     error = result.get(bound.key, math.nan)
     what = f'{bound.label} {error:.3f} {bound.unit}'
-    if not error <= bound.limit:
+    if not error <= bound.limit and all(f.metric != bound.key for f in floors):
         reasons.append(f'{what} > {bound.limit:g}')
     for floor in floors:
         if floor.holds(result):

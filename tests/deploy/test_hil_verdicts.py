@@ -4,6 +4,7 @@ from sim2real.deploy.robots.quadrotor.hil import bound as hover_bound
 from sim2real.deploy.robots.quadruped.hil import bound as walk_bound
 from sim2real.hil.scenarios import Scenario
 from sim2real.hil.verdicts import fault_verdict, hil_verdict, merge_floors, nominal_verdict
+from sim2real.verdict import parse_floor
 
 NODE = {'rate_hz': 100.0, 'max_tilt_rad': 0.8, 'hover_target_m': [0.0, 0.0, 1.0]}
 SC = Scenario(node=NODE, bridge={})
@@ -52,6 +53,16 @@ def test_nominal_needs_active_flight_within_the_error_bound():
     walk = {'nominal_states': ['active'], 'fell': False, 'lin_vel_error_mps': 0.05}
     assert nominal_verdict(walk, walk_bound(SC))[0]
     assert not nominal_verdict(dict(walk, fell=True), walk_bound(SC))[0]
+    # a stated quality (--expect on the bound's own figure) judges it instead of the bound
+    loose = dict(walk, lin_vel_error_mps=0.19)
+    ok, line = nominal_verdict(loose, walk_bound(SC))
+    assert not ok and 'velocity error 0.190 m/s > 0.15' in line
+    ok, line = nominal_verdict(loose, walk_bound(SC), [parse_floor('lin_vel_error_mps<=0.2')])
+    assert ok and 'lin_vel_error_mps 0.19 <= 0.2' in line
+    ok, line = nominal_verdict(loose, walk_bound(SC), [parse_floor('lin_vel_error_mps<=0.18')])
+    assert not ok and 'lin_vel_error_mps 0.19 <= 0.18 not met' in line
+    assert not nominal_verdict(dict(loose, fell=True), walk_bound(SC),
+                               [parse_floor('lin_vel_error_mps<=0.2')])[0]
     verdict = hil_verdict(dict(good, faults={'drop': _fault(), 'delay': _fault(
         recovered_safe=False, crashed=True)}), SC, hover_bound(SC))
     assert not verdict['passed'] and len(verdict['lines']) == 3
@@ -169,7 +180,6 @@ def test_nominal_floors_are_judged_and_given_floors_replace_the_robots():
     naming it, 2.0 fails naming it; --expect's floor on the same metric replaces it."""
     from sim2real.deploy.robots.hand.hil import HIL
     from sim2real.tasks import get_task
-    from sim2real.verdict import parse_floor
     floors = HIL.floors(SC)
     eval_floor = next(f for f in get_task('hand-rotate').acceptance['eval']
                       if f.metric == 'rotation_rad_per_10s')
