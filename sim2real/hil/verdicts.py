@@ -87,7 +87,7 @@ def nominal_verdict(result: dict, bound: NominalBound,
                     floors: Iterable[Floor] = ()) -> tuple[bool, str]:
     """The nominal run: active throughout, no fall, error within bound (unless a floor
     judges the bound's figure: `--expect` replaces it), each floor met, no violation."""
-    reasons, met = [], []
+    reasons = []
     states = result.get('nominal_states', [])
     if states != ['active']:
         reasons.append(f'node states {states} (expected only active)')
@@ -95,8 +95,10 @@ def nominal_verdict(result: dict, bound: NominalBound,
         reasons.append('fell')
     error = result.get(bound.key, math.nan)
     what = f'{bound.label} {error:.3f} {bound.unit}'
-    if not error <= bound.limit and all(f.metric != bound.key for f in floors):
+    bounded = all(f.metric != bound.key for f in floors)
+    if bounded and not error <= bound.limit:
         reasons.append(f'{what} > {bound.limit:g}')
+    met = [f'{what} <= {bound.limit:g}'] if bounded else []
     for floor in floors:
         if floor.holds(result):
             met.append(floor.describe(result))
@@ -111,8 +113,7 @@ def nominal_verdict(result: dict, bound: NominalBound,
         reasons.insert(0, stalled)
     if reasons:
         return False, 'FAIL nominal: ' + '; '.join(reasons)
-    also = ''.join(f', {m}' for m in met)
-    return True, (f'pass nominal: {what} <= {bound.limit:g}{also}, active throughout, no limit '
+    return True, (f'pass nominal: {", ".join(met)}, active throughout, no limit '
                   f'violation{note}')
 
 
