@@ -3,7 +3,8 @@
 An untrained policy cannot walk, so the faults are injected during the node's stand-up soft
 start (armed, the same latch path as walking): every fault must end in damping (or the
 driver's watchdog) within 2 control ticks with zero limit violations. Walking quality is
-judged only with the shipped policies/quadruped_flat.onnx.
+judged with the shipped policies/quadruped_flat.onnx and with the Isaac Lab run carried in
+checkpoints/il_full_s0.
 """
 
 import json
@@ -95,6 +96,26 @@ def test_shipped_policy_walks_at_half_a_metre_per_second(tmp_path):
     assert result['limit_violations'] == 0, result
     for name, outcome in result['faults'].items():
         assert outcome['recovered_safe'] and outcome['ticks_to_safe'] <= 2, (name, outcome)
+
+
+@pytest.mark.slow
+def test_the_carried_isaac_lab_run_walks_through_node_and_bridge(tmp_path):
+    """The README's two commands on the Isaac Lab run carried in checkpoints/il_full_s0
+    (trained there, 27.5 M steps): imported, it walks 10 s at 0.5 m/s through node and
+    bridge with its stated quality (--expect lin_vel_error_mps<=0.2; exit status 0): no fall,
+    at least 2.5 m covered, zero limit violations."""
+    carried = ROOT / 'checkpoints' / 'il_full_s0'
+    policy = tmp_path / 'il.onnx'
+    runs = (['import-isaaclab', str(carried), '--task', 'quadruped-flat', '--out', str(policy)],
+            ['hil', 'quadruped', '--policy', str(policy), '--faults', 'none', '--expect',
+             'lin_vel_error_mps<=0.2', '--log-dir', str(tmp_path), '--json'])
+    for args in runs:
+        out = subprocess.run([sys.executable, '-m', 'sim2real.cli.main', *args],
+                             capture_output=True, text=True, timeout=300, cwd=ROOT)
+        assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert not result['fell'] and result['limit_violations'] == 0, result
+    assert result['lin_vel_error_mps'] <= 0.2 and result['distance_m'] >= 2.5, result
 
 
 @pytest.mark.slow
