@@ -20,6 +20,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / 'config' / 'hand.yaml'
+SHIPPED = ROOT / 'policies' / 'hand_rotate.onnx'
 FAULTS = {'drop', 'delay', 'frozen_joint_states', 'nan_joint_states', 'latency_spike',
           'command_loss'}
 
@@ -82,6 +83,24 @@ def test_the_node_keeps_20_hz_and_reports_the_cube(plumbing):
     assert plumbing['dropped'] is False
     assert 0.0 <= plumbing['cube_distance_max_m'] < 0.02
     assert plumbing['fingertip_distance_min_m'] > 0.02
+
+
+@pytest.mark.slow
+def test_the_shipped_policy_turns_the_cube_through_node_and_bridge(tmp_path):
+    """policies/hand_rotate.onnx through node and bridge (`sim2real hil hand --faults all`):
+    the cube turns at >= 3.2 rad per 10 s (80 % of the task's eval floor) and stays on the
+    palm, every fault ends safe within 2 ticks, zero limit violations (exit status 0)."""
+    if not SHIPPED.is_file():
+        pytest.skip(f'{SHIPPED.name} is not shipped yet')
+    out = subprocess.run([sys.executable, '-m', 'sim2real.cli.main', 'hil', 'hand', '--policy',
+                          str(SHIPPED), '--faults', 'all', '--log-dir', str(tmp_path),
+                          '--json'], capture_output=True, text=True, timeout=400, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result['rotation_rad_per_10s'] >= 3.2 and not result['dropped'], result
+    assert result['limit_violations'] == 0, result
+    for name, outcome in result['faults'].items():
+        assert outcome['recovered_safe'] and outcome['ticks_to_safe'] <= 2, (name, outcome)
 
 
 def _trained_holding_policy(tmp_path_factory, task: str) -> Path:
