@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from sim2real.mdp.ranges import sample_range
+from sim2real.mdp.ranges import sample_int_range, sample_range
 
 _OPERATIONS = ('scale', 'add', 'abs')
 
@@ -56,6 +56,13 @@ def randomize_encoder_bias(env, env_ids: torch.Tensor, bias_rad: float) -> None:
     its measured joint positions add."""
     shape = (len(env_ids), env.scene.encoder_bias_rad.shape[1])
     env.scene.encoder_bias_rad[env_ids] = sample_uniform(env, -bias_rad, bias_rad, shape).float()
+
+
+def randomize_joint_sensor_age(env, env_ids: torch.Tensor,
+                               age_substeps: tuple[int, int]) -> None:
+    """Per-env age of the joint readings at a control tick ~ U{range} [physics steps] into the
+    scene's joint_sensor_age_substeps: a servo bus read before the tick, not on it."""
+    env.scene.joint_sensor_age_substeps[env_ids] = sample_int_range(env, env_ids, age_substeps)
 
 
 def randomize_pd_gains(env, env_ids: torch.Tensor, kp_scale: tuple[float, float],

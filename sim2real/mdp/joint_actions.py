@@ -2,9 +2,11 @@
 PD-tracked.
 
 q* = q0 + scale * clip(a, -clip, clip) [rad], policy joint order. The target reaches the
-motors 0..max control ticks late (per env, drawn at reset, a DelayBuffer) and is tracked by
-the physics-rate PD of ``sim2real.sim.joint_actuator``. The deploy runtime's integrator of
-the same kind (``joint_position_offset``) computes the same targets.
+motors 0..max control ticks late (per env, drawn at reset, a DelayBuffer), then a further
+0..max physics steps late within the tick (``lag_substeps``: computing the policy, the bus and
+the driver's write; a real node's command never lands on a control tick's boundary), and is
+tracked by the physics-rate PD of ``sim2real.sim.joint_actuator``. The deploy runtime's
+integrator of the same kind (``joint_position_offset``) computes the same targets.
 
 What it asks of the scene: ``joint_names``, ``default_joint_pos_rad`` (a tensor, policy
 order), ``actuator`` (a JointActuator whose ``target_rad`` it sets), ``apply_actuators(dt)``,
@@ -32,21 +34,33 @@ PD_CLIPPED = 'tau = kp (q* - q) - kd qd at physics rate, clipped to +-effort_lim
 class JointPositionAction(Stateful):
     """Absolute joint targets around the default pose, with a per-env action delay."""
 
-    STATE = ('last_action', 'prev_action')
+    STATE = ('last_action', 'prev_action', 'lag_substeps_drawn')
     CHILDREN = ('_buffer',)
-    NOT_STATE = ('env', 'scene', '_default')
+    NOT_STATE = ('env', 'scene', '_default', '_motor_prev_rad', '_motor_next_rad')
 
     kind = 'joint_position_offset'
 
     def __init__(self, env, scale: float = 0.25, clip: float = 4.0,
-                 delay_ticks: tuple[int, int] = (0, 0)):
-        """scale [rad per unit output]; clip of the outputs; per-env delay range [ticks]."""
+                 delay_ticks: tuple[int, int] = (0, 0), lag_substeps: tuple[int, int] = (0, 0)):
+        """scale [rad per unit output]; clip of the outputs; per-env delay range [ticks];
+        per-env lag range within a tick [physics steps, below the decimation]."""
         self.env = env
         self.scene = env.scene
         self.scale = scale
         self.clip = clip
         self.delay_ticks = delay_ticks
+        self.lag_substeps = lag_substeps
         n = env.num_envs
+        max_lag = int(round(bounds(lag_substeps)[1]))
+        if max_lag >= env.cfg.decimation:
+            raise ValueError(f'lag_substeps {tuple(lag_substeps)} must stay below the '
+                             f'decimation ({env.cfg.decimation} physics steps per tick); '
+                             'whole ticks of delay are delay_ticks')
+        self.lag_substeps_drawn = torch.zeros(n, dtype=torch.long)
+        """Per-env physics steps the motors keep the previous target after a tick, (N,)."""
+        self._motor_prev_rad = None
+        self._motor_next_rad = None
+        self._substep = 0
         self.size = len(self.scene.joint_names)
         self.last_action = torch.zeros(n, self.size)
         """Latest clipped policy output, (N, joints)."""
@@ -66,13 +80,35 @@ class JointPositionAction(Stateful):
         """Per-env action delay [control ticks], (N,)."""
         return self._buffer.delay_ticks
 
+    @property
+    def max_lag_substeps(self) -> int:
+        """Largest lag within a tick this term draws [physics steps]."""
+        return int(round(bounds(self.lag_substeps)[1]))
+
     def reset(self, env_ids: torch.Tensor) -> None:
         """Zero the outputs and the delay line, draw new delays, hold the standing pose."""
         self.last_action[env_ids] = 0.0
         self.prev_action[env_ids] = 0.0
         self._buffer.reset(env_ids, 0.0)
         self._buffer.set_delay(env_ids, sample_int_range(self.env, env_ids, self.delay_ticks))
+        self._draw_lag(env_ids)
         self.scene.actuator.target_rad[env_ids] = self._default.double()
+
+    def _draw_lag(self, env_ids: torch.Tensor) -> None:
+        """Draw the per-env lag within a tick [physics steps] (none drawn when it is 0)."""
+        if self.max_lag_substeps > 0:
+            self.lag_substeps_drawn[env_ids] = sample_int_range(self.env, env_ids,
+                                                                self.lag_substeps)
+
+    def _command_motors(self, target_rad: torch.Tensor) -> None:
+        """This tick's motor targets [rad]: they replace the previous ones after each env's
+        lag within the tick (at once without a lag)."""
+        if self.max_lag_substeps == 0:
+            self.scene.actuator.target_rad = target_rad
+            return
+        self._motor_prev_rad = self.scene.actuator.target_rad.clone()
+        self._motor_next_rad = target_rad
+        self._substep = 0
 
     def process(self, actions: torch.Tensor) -> None:
         """Clip and record the outputs; the delayed ones set the joint targets."""
@@ -81,10 +117,18 @@ class JointPositionAction(Stateful):
         self.last_action = clipped
         self._buffer.push(clipped)
         target = terms.joint_offset_target(self._default, self.scale, self._buffer.delayed())
-        self.scene.actuator.target_rad = target.double()
+        self._command_motors(target.double())
 
     def apply(self, dt_s: float) -> None:
-        """Physics-rate callback: PD torques into MuJoCo."""
+        """Physics-rate callback: the targets in effect at this physics step (the previous
+        tick's until the env's lag has passed), then PD torques into MuJoCo."""
+        if self._motor_next_rad is not None:
+            held = (self._substep < self.lag_substeps_drawn)[:, None]
+            self.scene.actuator.target_rad = torch.where(held, self._motor_prev_rad,
+                                                         self._motor_next_rad)
+            self._substep += 1
+            if self._substep > self.max_lag_substeps:
+                self._motor_prev_rad = self._motor_next_rad = None
         self.scene.apply_actuators(dt_s)
 
     def spec(self) -> ActionSpec:
@@ -99,7 +143,15 @@ class JointPositionAction(Stateful):
             'target_formula': 'default_joint_pos_rad + scale * clip(a, -clip, clip), '
                               'joint order of joint_names',
             'pd_formula': PD_ENVELOPE if 'stall_torque_nm' in params else PD_CLIPPED,
-            'delay_ticks_trained': [int(round(b)) for b in bounds(self.delay_ticks)]})
+            'delay_ticks_trained': [int(round(b)) for b in bounds(self.delay_ticks)],
+            **self._lag_spec()})
+
+    def _lag_spec(self) -> dict:
+        """The trained lag within a tick [s] for the contract, where training drew one."""
+        if self.max_lag_substeps == 0:
+            return {}
+        return {'lag_s_trained': [round(int(round(b)) * self.env.cfg.physics_dt_s, 6)
+                                  for b in bounds(self.lag_substeps)]}
 
 
 TARGET_SEED = 'measured_joint_pos_rad'
@@ -117,17 +169,19 @@ class JointPositionDeltaAction(JointPositionAction):
     and ``measured_joint_pos_rad(env_ids)``, the joint readings of those envs now.
     """
 
-    STATE = ('last_action', 'prev_action', 'target_rad')
+    STATE = JointPositionAction.STATE + ('target_rad',)
     NOT_STATE = JointPositionAction.NOT_STATE + ('_lower', '_upper')
 
     kind = 'joint_position_delta'
 
     def __init__(self, env, scale: float = 1.0 / 24.0, clip: float = 1.0,
-                 delay_ticks: tuple[int, int] = (0, 0), noise_std: float = 0.0):
+                 delay_ticks: tuple[int, int] = (0, 0), noise_std: float = 0.0,
+                 lag_substeps: tuple[int, int] = (0, 0)):
         """scale [rad per unit output per tick]; clip of the outputs; delay range [ticks];
         noise_std: Gaussian noise added to the clipped outputs before they are integrated
-        (actuation noise; the policy's own outputs are what it records)."""
-        super().__init__(env, scale, clip, delay_ticks)
+        (actuation noise; the policy's own outputs are what it records); lag range within a
+        tick [physics steps]."""
+        super().__init__(env, scale, clip, delay_ticks, lag_substeps)
         self.noise_std = noise_std
         self._buffer = DelayBuffer(env.num_envs, (self.size,),
                                    int(round(bounds(delay_ticks)[1])), xp=torch,
@@ -142,6 +196,7 @@ class JointPositionDeltaAction(JointPositionAction):
         self.last_action[env_ids] = 0.0
         self.prev_action[env_ids] = 0.0
         self._buffer.set_delay(env_ids, sample_int_range(self.env, env_ids, self.delay_ticks))
+        self._draw_lag(env_ids)
         seed = self.scene.measured_joint_pos_rad(env_ids).double()
         seed = torch.minimum(torch.maximum(seed, self._lower), self._upper)
         self.target_rad[env_ids] = seed
@@ -160,7 +215,7 @@ class JointPositionDeltaAction(JointPositionAction):
         self.target_rad = terms.joint_delta_target(
             self.target_rad, self.scale, applied, self._lower, self._upper)
         self._buffer.push(self.target_rad)
-        self.scene.actuator.target_rad = self._buffer.delayed()
+        self._command_motors(self._buffer.delayed())
 
     def spec(self) -> ActionSpec:
         """Contract entry: the offset term's, with the integrator's limits and seeding."""
@@ -184,10 +239,12 @@ class JointPositionTargetAction(JointPositionAction):
     NOT_STATE = JointPositionDeltaAction.NOT_STATE
 
     def __init__(self, env, scale: float = 0.25, clip: float = 1.0,
-                 delay_ticks: tuple[int, int] = (0, 0), noise_std: float = 0.0):
+                 delay_ticks: tuple[int, int] = (0, 0), noise_std: float = 0.0,
+                 lag_substeps: tuple[int, int] = (0, 0)):
         """scale [rad per unit output]; clip of the outputs; delay range [ticks]; noise_std:
-        Gaussian noise on the clipped outputs (the policy's own outputs are recorded)."""
-        super().__init__(env, scale, clip, delay_ticks)
+        Gaussian noise on the clipped outputs (the policy's own outputs are recorded); lag
+        range within a tick [physics steps]."""
+        super().__init__(env, scale, clip, delay_ticks, lag_substeps)
         self.noise_std = noise_std
         limits = self.scene.joint_pos_limits_rad.float()
         self._lower, self._upper = limits[:, 0], limits[:, 1]
@@ -216,7 +273,7 @@ class JointPositionTargetAction(JointPositionAction):
         self.target_rad = self._next_target(
             torch.minimum(torch.maximum(target, self._lower), self._upper))
         self._buffer.push(self.target_rad)
-        self.scene.actuator.target_rad = self._buffer.delayed().double()
+        self._command_motors(self._buffer.delayed().double())
 
     def spec(self) -> ActionSpec:
         """Contract entry: the offset term's, with the target range and seeding."""
@@ -240,9 +297,9 @@ class JointPositionRateCappedAction(JointPositionTargetAction):
 
     def __init__(self, env, scale: float = 0.25, clip: float = 1.0,
                  delay_ticks: tuple[int, int] = (0, 0), noise_std: float = 0.0,
-                 max_rate_rad_s: float = 8.0):
+                 max_rate_rad_s: float = 8.0, lag_substeps: tuple[int, int] = (0, 0)):
         """JointPositionTargetAction's arguments; max_rate_rad_s: the targets' rate cap."""
-        super().__init__(env, scale, clip, delay_ticks, noise_std)
+        super().__init__(env, scale, clip, delay_ticks, noise_std, lag_substeps)
         self.max_rate_rad_s = max_rate_rad_s
 
     def _next_target(self, goal_rad: torch.Tensor) -> torch.Tensor:

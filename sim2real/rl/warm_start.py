@@ -88,6 +88,27 @@ def _reward_terms(env: dict) -> dict | None:
             for name, term in rewards.items()}
 
 
+ACTION_CONDITIONS = ('delay_ticks', 'lag_substeps', 'noise_std')
+"""Action term parameters that set how training disturbs the actions (delays, actuation
+noise), not what the actor's outputs mean: a run may start from one trained under others."""
+
+
+def _action_interface(action: dict) -> dict:
+    """A stored action term without its training conditions."""
+    params = {k: v for k, v in (action.get('params') or {}).items()
+              if k not in ACTION_CONDITIONS}
+    return {**action, 'params': params}
+
+
+def action_condition_changes(source: dict, target: dict) -> list[str]:
+    """'name: source value -> target value' per action training condition that differs
+    between two runs' stored configs (a condition one run lacks reads as None)."""
+    old = _bounds_only(source['env']['action'].get('params') or {})
+    new = _bounds_only(target['env']['action'].get('params') or {})
+    return [f'{k}: {old.get(k)!r} -> {new.get(k)!r}' for k in ACTION_CONDITIONS
+            if old.get(k) != new.get(k)]
+
+
 def policy_interface(config: dict) -> dict:
     """What the actor's inputs and outputs mean in a run's stored config."""
     env = config['env']
@@ -95,7 +116,7 @@ def policy_interface(config: dict) -> dict:
     return {
         'policy observations': _observation_terms(env, 'policy'),
         'policy observation size': config['obs_dims']['policy'],
-        'action': _bounds_only(env['action']),
+        'action': _action_interface(_bounds_only(env['action'])),
         'actions': config['num_actions'],
         'algorithm': config.get('algo', 'ppo'),
         'actor hidden dims': list(policy['actor_hidden_dims']),
@@ -215,6 +236,10 @@ def warm_start(network: nn.Module, source: str | os.PathLike, config: dict,
     if added is not None:
         log.info('policy observation terms added after the source ones: %s (zero weights)',
                  ', '.join(t['name'] for t in added))
+    changes = action_condition_changes(state['config'], config)
+    if changes:
+        log.warning('starting from %s, trained under other action conditions: %s', path,
+                    '; '.join(changes))
     log.info('policy (actor, action std, observation normalizer) from %s, iteration %s; %s',
              path, state.get('iteration'),
              'critic from it too, optimizer fresh' if not critic_differs else

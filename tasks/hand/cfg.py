@@ -10,7 +10,8 @@ from sim2real.mdp import episode_terms
 from sim2real.mdp.cfg import (
     EnvCfg, EventTermCfg, ObsGroupCfg, ObsTermCfg, RandomParamCfg, RewardTermCfg, TermClassCfg,
     TerminationTermCfg)
-from sim2real.mdp.events import randomize_encoder_bias, randomize_pd_gains
+from sim2real.mdp.events import (
+    randomize_encoder_bias, randomize_joint_sensor_age, randomize_pd_gains)
 from sim2real.mdp.joint_actions import (
     JointPositionDeltaAction, JointPositionRateCappedAction, JointPositionTargetAction)
 from sim2real.tasks.hand import events, mdp
@@ -39,6 +40,11 @@ on the hand it latches the hold fallback, and self-collisions draw the most curr
 (hand.md, LEAP_Hand_API issue 7)."""
 HISTORY_TICKS = 3
 """Ticks of joint positions and targets the policy sees ([HORA], [LEAP]: 3)."""
+SENSOR_AGE_SUBSTEPS = (0, 5)
+"""Age of the joint readings at a tick: 0-25 ms at 200 Hz physics (see _events) [steps]."""
+ACTION_LAG_SUBSTEPS = (0, 4)
+"""Targets reach the servos 0-20 ms after the tick (the policy's inference, the middleware,
+the bus write of 16 servos), on top of the 0-1 tick action delay [physics steps]."""
 PUSH_INTERVAL_S = 0.05
 """The cube pushes' event period: every control step, as HORA draws them [s]."""
 
@@ -109,6 +115,13 @@ def _events() -> dict[str, EventTermCfg]:
                                      {'strength_range': (0.75, 1.0)}),
         'encoder_bias': EventTermCfg(randomize_encoder_bias, 'reset',
                                      {'bias_rad': 0.03}),   # [LEAP] Isaac Lab robot_bias
+        # the joint readings a tick sees are 0-25 ms old, on top of the 0-1 tick observation
+        # delay: the servo bus delivers each reading 5-11 ms after it sampled it (a combined
+        # read of 16 servos, under 90 Hz, LEAP_Hand_API) and the node takes the newest of a
+        # ~100 Hz stream. A policy trained on whole ticks only turned the cube at 7.3 rad per
+        # 10 s with its readings one tick old and at 1.6 with them half a tick old
+        'joint_sensor_age': EventTermCfg(randomize_joint_sensor_age, 'reset',
+                                         {'age_substeps': SENSOR_AGE_SUBSTEPS}),
         'reset_grasp': EventTermCfg(events.reset_grasp, 'reset', {
             'joint_noise_rad': 0.05, 'cube_offset_m': 0.005, 'cube_yaw_rad': 0.2}),
         # [HORA]'s object forces (p 0.25 per step, decay 0.9 per 0.08 s) at 1 N/kg, not its
@@ -153,7 +166,8 @@ def hand_rotate_cfg(play: bool = False, action: str | None = None) -> EnvCfg:
              JointPositionRateCappedAction.kind)
     if action not in (None,) + kinds:
         raise ValueError(f'the hand tasks take the action interfaces {kinds}; got "{action}"')
-    absolute = {'scale': OFFSET_RAD, 'clip': 1.0, 'delay_ticks': (0, 1), 'noise_std': 0.1}
+    absolute = {'scale': OFFSET_RAD, 'clip': 1.0, 'delay_ticks': (0, 1), 'noise_std': 0.1,
+                'lag_substeps': ACTION_LAG_SUBSTEPS}
     if action == JointPositionTargetAction.kind:
         # [PG] LeapCubeRotateZAxis: q* = q_home + 0.6 a, clipped to the joint ranges
         term = TermClassCfg(JointPositionTargetAction, absolute)
@@ -164,7 +178,8 @@ def hand_rotate_cfg(play: bool = False, action: str | None = None) -> EnvCfg:
     else:
         # q* = clip(q*_prev + a / 24, joint ranges)
         term = TermClassCfg(JointPositionDeltaAction, {
-            'scale': DELTA_RAD, 'clip': 1.0, 'delay_ticks': (0, 1), 'noise_std': 0.1})
+            'scale': DELTA_RAD, 'clip': 1.0, 'delay_ticks': (0, 1), 'noise_std': 0.1,
+            'lag_substeps': ACTION_LAG_SUBSTEPS})
     cfg = EnvCfg(
         task='hand-rotate',
         robot='hand',

@@ -30,11 +30,12 @@ class HandScene(Stateful):
 
     STATE = ('finite', 'joint_pos_rad', 'joint_vel_rad_s', 'encoder_bias_rad', 'cube_pos_w',
              'cube_quat_w', 'cube_lin_vel_w', 'cube_ang_vel_b', 'cube_rotation_step_rad',
-             'cube_size_scale', 'fingertip_pos_m', '_cube_quat_prev', '_field_defaults')
+             'cube_size_scale', 'fingertip_pos_m', '_cube_quat_prev', '_field_defaults',
+             'joint_sensor_age_substeps')
     CHILDREN = ('backend', 'actuator')
     NOT_STATE = ('env', 'default_joint_pos_rad', 'joint_pos_limits_rad', 'axis_w',
                  'cube_spawn_pos_w', 'fingertip_kinematics', '_qpos_adr', '_qvel_adr',
-                 '_act_ids')
+                 '_act_ids', '_recent_joint_pos_rad')
 
     def __init__(self, env, urdf: str = 'hand', kp_nm_per_rad: float = 3.0,
                  kd_nm_s_per_rad: float = 0.1, grasp_pose_rad: dict | None = None):
@@ -84,6 +85,11 @@ class HandScene(Stateful):
             dtype=torch.float64)
         self.encoder_bias_rad = torch.zeros(n, j)
         """Per-env joint encoder offsets added to the measured joint positions [rad]."""
+        self.joint_sensor_age_substeps = torch.zeros(n, dtype=torch.long)
+        """Per-env age of the joint readings at a control tick [physics steps]: the servo
+        bus samples the joints before the tick (events.randomize_joint_sensor_age)."""
+        self._recent_joint_pos_rad: torch.Tensor | None = None
+        """The joint angles before the last tick's final physics steps, oldest first."""
         self.cube_size_scale = torch.ones(n)
         """Per-env cube edge / nominal edge (events.randomize_cube_size), (N,)."""
         self._cube_quat_prev = torch.zeros(n, 4)
@@ -115,9 +121,23 @@ class HandScene(Stateful):
         return q + self.encoder_bias_rad[env_ids].double()
 
     def simulate(self, num_substeps: int, before_substep) -> None:
-        """Step the physics; before_substep(dt) writes the motor torques."""
+        """Step the physics; before_substep(dt) writes the motor torques. With joint readings
+        older than the tick's end, the angles of the last physics steps are kept for refresh."""
         self._cube_quat_prev = self.cube_quat_w
-        self.backend.simulate(num_substeps, before_substep)
+        oldest = min(int(self.joint_sensor_age_substeps.max()), num_substeps)
+        if oldest == 0:
+            self._recent_joint_pos_rad = None
+            self.backend.simulate(num_substeps, before_substep)
+            return
+        angles = []
+
+        def sample_then_step(dt_s: float) -> None:
+            """Keep the joint angles before this physics step, then write the torques."""
+            angles.append(float32_copy(self.backend.qpos[:, self._qpos_adr]))
+            before_substep(dt_s)
+
+        self.backend.simulate(num_substeps, sample_then_step)
+        self._recent_joint_pos_rad = torch.stack(angles[num_substeps - oldest:])
 
     def apply_actuators(self, dt_s: float) -> None:
         """Physics-rate PD with the torque-speed envelope: write joint torques to ctrl. The
@@ -147,7 +167,8 @@ class HandScene(Stateful):
         qpos, qvel = backend.qpos[rows], backend.qvel[rows]
         p, v = self.info.object_qpos_adr, self.info.object_qvel_adr
         quat = float32_copy(qpos[:, p + 3:p + 7])
-        measured = float32_copy(qpos[:, self._qpos_adr]) + self.encoder_bias_rad[rows]
+        measured = self._sensed_joint_pos_rad(float32_copy(qpos[:, self._qpos_adr]), env_ids)
+        measured = measured + self.encoder_bias_rad[rows]
         prev = quat if env_ids is not None else self._cube_quat_prev
         store_derived(self, {
             'finite': finite,
@@ -161,6 +182,17 @@ class HandScene(Stateful):
             env_ids)
         if env_ids is not None:
             self._cube_quat_prev[env_ids] = quat
+
+    def _sensed_joint_pos_rad(self, now_rad: torch.Tensor, env_ids) -> torch.Tensor:
+        """The joint angles each env's servo bus read: now_rad, or those its reading age
+        before the tick's end (after a reset, and at age 0, the angles now) [rad]."""
+        recent = self._recent_joint_pos_rad
+        if env_ids is not None or recent is None:
+            return now_rad
+        oldest = recent.shape[0]
+        age = self.joint_sensor_age_substeps.clamp(max=oldest).to(now_rad.device)
+        stacked = torch.cat([recent, now_rad[None]])   # index oldest: age 0
+        return stacked[oldest - age, torch.arange(len(age), device=now_rad.device)]
 
     def cube_pos_rel_m(self) -> torch.Tensor:
         """Cube position relative to where it rests at reset [m; world], (N, 3)."""

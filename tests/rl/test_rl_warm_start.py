@@ -169,10 +169,12 @@ def test_rewards_stored_before_after_clip_and_the_move_of_is_terminated_are_the_
 
 def test_edge_biased_training_is_no_interface_difference():
     """A run trained with edge-biased ranges (an action delay stored as an EdgeRange) starts a
-    run without them; a different delay range is still a difference."""
+    run without them; a different delay range is a change of training conditions, named, not
+    of the interface; a different action history is an interface difference."""
     from sim2real.mdp.ranges import bias_edges
     from sim2real.mdp.serialize import to_plain
-    from sim2real.rl.warm_start import interface_mismatches, policy_interface
+    from sim2real.rl.warm_start import (
+        action_condition_changes, interface_mismatches, policy_interface)
     from sim2real.tasks import make_env_cfg
 
     def interface(cfg):
@@ -183,6 +185,10 @@ def test_edge_biased_training_is_no_interface_difference():
     bias_edges(biased, 0.5, per_env=True)
     assert interface_mismatches(interface(biased), interface(plain)) == []
     plain.action.params['delay_ticks'] = (0, 3)
+    assert interface_mismatches(interface(biased), interface(plain)) == []
+    changes = action_condition_changes({'env': to_plain(biased)}, {'env': to_plain(plain)})
+    assert changes == ['delay_ticks: [0.0, 2.0] -> [0, 3]']   # quadrotor-hover: 0-2 ticks
+    plain.action.params['history_ticks'] = 2
     lines = interface_mismatches(interface(biased), interface(plain))
     assert len(lines) == 1 and lines[0].startswith('action:')
 

@@ -168,3 +168,68 @@ def test_a_drawn_cube_size_is_the_size_that_collides(make_env):
     half = 0.035 * scene.cube_size_scale
     assert half.max() - half.min() > 0.002
     torch.testing.assert_close(scene.cube_pos_w[:, 2] - 0.25, half, rtol=0, atol=1e-3)
+
+
+def _fixed_lags(action_lag: int, sensor_age: int):
+    """cfg edit: every env draws this action lag and joint reading age [physics steps], and
+    no whole tick of action delay."""
+    def edit(cfg):
+        cfg.action.params['lag_substeps'] = (action_lag, action_lag)
+        cfg.action.params['delay_ticks'] = (0, 0)
+        cfg.events['joint_sensor_age'].params['age_substeps'] = (sensor_age, sensor_age)
+    return edit
+
+
+def test_lags_within_a_tick_are_drawn_per_env(env):
+    """Action lags of 0-4 and joint reading ages of 0-5 physics steps, spread over 16 envs,
+    and the contract records the action lag in seconds (0-20 ms at 200 Hz)."""
+    _spread(env.action_term.lag_substeps_drawn, 0, 4)
+    _spread(env.scene.joint_sensor_age_substeps, 0, 5)
+    assert env.action_term.spec().params['lag_s_trained'] == [0.0, 0.02]
+
+
+@pytest.mark.parametrize('lag', [0, 3])
+def test_targets_reach_the_motors_after_the_drawn_lag(make_env, lag):
+    """The PD tracks the previous tick's targets for the env's lag, then the new ones, for
+    the rest of the tick's 10 physics steps."""
+    env = make_env('hand-rotate', num_envs=2, play=True, edit=_fixed_lags(lag, 0),
+                   action='joint_position_rate_capped')
+    env.reset(seed=0)
+    seen = []
+    apply = env.scene.apply_actuators
+
+    def record(dt_s):
+        seen.append(env.scene.actuator.target_rad.clone())
+        apply(dt_s)
+
+    env.scene.apply_actuators = record
+    before = env.scene.actuator.target_rad.clone()
+    env.step(torch.ones(2, 16))
+    after = env.action_term.target_rad.double()
+    assert (after - before).abs().max() > 0.1
+    for k, target in enumerate(seen):
+        torch.testing.assert_close(target, before if k < lag else after, rtol=0, atol=1e-9)
+    assert len(seen) == 10
+
+
+def test_joint_readings_are_as_old_as_the_drawn_age(make_env):
+    """With a reading age of 4 physics steps, the observed joint angles are those 20 ms
+    before the tick's end (offset included), not the angles at the end, while the hand moves."""
+    env = make_env('hand-rotate', num_envs=2, play=True, edit=_fixed_lags(0, 4),
+                   action='joint_position_rate_capped')
+    env.reset(seed=0)
+    angles = []
+    apply = env.scene.apply_actuators
+    adr = torch.as_tensor(env.scene.info.qpos_adr)
+
+    def record(dt_s):
+        angles.append(env.scene.backend.qpos[:, adr].float().clone())
+        apply(dt_s)
+
+    env.scene.apply_actuators = record
+    env.step(torch.ones(2, 16))
+    now = env.scene.backend.qpos[:, adr].float()
+    bias = env.scene.encoder_bias_rad
+    torch.testing.assert_close(env.scene.joint_pos_rad, angles[10 - 4] + bias, rtol=0,
+                               atol=1e-6)
+    assert (now - angles[10 - 4]).abs().max() > 0.01

@@ -23,6 +23,9 @@ def test_rotation_steps_add_up_to_the_cube_heading_change(make_env):
         # the nominal cube: a small one spins fast enough to tip over, and a tipped cube's
         # heading is no longer its twist about the palm normal
         cfg.events['cube'].params['size_scale_range'] = (1.0, 1.0)
+        # friction 0.5: the torque turns every cube against the fingers (at the range's 1.5
+        # a held cube can stick, at 0.3 it spins off the palm within the 2 s)
+        cfg.events['cube_friction'].params['friction_range'] = (0.5, 0.5)
 
     env = make_env('hand-rotate', num_envs=4, play=True, edit=edit)
     env.reset(seed=0)

@@ -14,12 +14,13 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_the_twin_is_the_training_plant_at_the_nominal_robot(make_env):
-    """hand-rotate with no randomization event and the HIL's HandSim, started in the env's
+    """hand-rotate with no randomization event nor lag and the HIL's HandSim, started in the env's
     reset state and given the env's motor targets of 40 ticks of random outputs (2 s), have
     the same joint angles and cube pose after every tick (to 1e-9), while the cube is pushed
     more than 1 cm: what the HIL measures is the trained plant, not a different hand."""
     def nominal(cfg):
         cfg.events = {}
+        cfg.action.params['lag_substeps'] = (0, 0)   # the twin applies targets at the tick
     env = make_env('hand-rotate', num_envs=1, play=True, edit=nominal,
                    action='joint_position_rate_capped')
     env.reset(seed=0)
