@@ -154,6 +154,12 @@ def randomization_box() -> dict[str, RandomParamCfg]:
         'observation_delay_ticks': RandomParamCfg('observations.policy.delay_ticks', 0.0,
                                                   'ticks (50 ms)', integer=True,
                                                   source='[DX]: observation delay'),
+        'action_lag_substeps': RandomParamCfg('action.lag_substeps', 0.0, 'physics steps (5 ms)',
+                                              integer=True, source='config/hand.yaml: the '
+                                              'bus write after the tick'),
+        'joint_sensor_age_substeps': RandomParamCfg(
+            'events.joint_sensor_age.age_substeps', 0.0, 'physics steps (5 ms)', integer=True,
+            source='config/hand.yaml: servo bus read latency (LEAP_Hand_API)'),
     }
 
 

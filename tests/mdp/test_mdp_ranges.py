@@ -71,7 +71,8 @@ def test_per_env_range_refuses_inverted_bounds():
 
 def test_config_paths_resolve_and_set():
     """Every declared box path of every task names a range that exists in its config."""
-    for task in ('quadrotor-hover', 'quadrotor-track', 'quadruped-flat', 'quadruped-rough'):
+    for task in ('quadrotor-hover', 'quadrotor-track', 'quadruped-flat', 'quadruped-rough',
+                 'hand-rotate', 'hand-reorient'):
         cfg = make_env_cfg(task)
         assert cfg.randomization, task
         for name, param in cfg.randomization.items():
