@@ -21,6 +21,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / 'config' / 'hand.yaml'
 SHIPPED = ROOT / 'policies' / 'hand_rotate.onnx'
+SHIPPED_EVAL_ROTATION_RAD_PER_10S = 4.626
+"""`sim2real eval policies/hand_rotate.onnx --episodes 64 --json` (policies/hand_rotate.md)."""
 FAULTS = {'drop', 'delay', 'frozen_joint_states', 'nan_joint_states', 'latency_spike',
           'command_loss'}
 
@@ -86,18 +88,37 @@ def test_the_node_keeps_20_hz_and_reports_the_cube(plumbing):
 
 
 @pytest.mark.slow
-def test_the_shipped_policy_turns_the_cube_through_node_and_bridge(tmp_path):
-    """policies/hand_rotate.onnx through node and bridge (`sim2real hil hand --faults all`):
-    the cube turns at >= 3.2 rad per 10 s (80 % of the task's eval floor) and stays on the
-    palm, every fault ends safe within 2 ticks, zero limit violations (exit status 0)."""
+def test_the_shipped_policy_passes_its_eval_as_its_card_says():
+    """`sim2real eval policies/hand_rotate.onnx --episodes 64 --json` under full randomization:
+    exit 0 with rotation >= 4 rad per 10 s, drops <= 20 %, guard stops <= 5 %, and the
+    rotation within 5 % of the card's figure."""
     if not SHIPPED.is_file():
         pytest.skip(f'{SHIPPED.name} is not shipped yet')
-    out = subprocess.run([sys.executable, '-m', 'sim2real.cli.main', 'hil', 'hand', '--policy',
-                          str(SHIPPED), '--faults', 'all', '--log-dir', str(tmp_path),
-                          '--json'], capture_output=True, text=True, timeout=400, cwd=ROOT)
+    out = subprocess.run([sys.executable, '-m', 'sim2real.cli.main', 'eval', str(SHIPPED),
+                          '--episodes', '64', '--json'], capture_output=True, text=True,
+                         timeout=300, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-3000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
-    assert result['rotation_rad_per_10s'] >= 3.2 and not result['dropped'], result
+    assert result['verdict']['passed'] and result['drop_rate'] <= 0.2, result
+    assert result['rotation_rad_per_10s'] == pytest.approx(SHIPPED_EVAL_ROTATION_RAD_PER_10S,
+                                                           rel=0.05), result
+
+
+@pytest.mark.slow
+def test_the_shipped_policy_turns_the_cube_through_node_and_bridge(tmp_path):
+    """policies/hand_rotate.onnx through node and bridge (`sim2real hil hand --faults all`):
+    the cube turns at >= 80 % of the file's eval figure (its card) and stays on the palm,
+    every fault ends safe within 2 ticks, zero limit violations (exit status 0)."""
+    if not SHIPPED.is_file():
+        pytest.skip(f'{SHIPPED.name} is not shipped yet')
+    floor = round(0.8 * SHIPPED_EVAL_ROTATION_RAD_PER_10S, 2)
+    out = subprocess.run([sys.executable, '-m', 'sim2real.cli.main', 'hil', 'hand', '--policy',
+                          str(SHIPPED), '--faults', 'all', '--log-dir', str(tmp_path),
+                          '--expect', f'rotation_rad_per_10s>={floor}', '--json'],
+                         capture_output=True, text=True, timeout=400, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result['rotation_rad_per_10s'] >= floor and not result['dropped'], result
     assert result['limit_violations'] == 0, result
     for name, outcome in result['faults'].items():
         assert outcome['recovered_safe'] and outcome['ticks_to_safe'] <= 2, (name, outcome)
