@@ -53,7 +53,7 @@ class JointPositionAction(Stateful):
         n = env.num_envs
         max_lag = int(round(bounds(lag_substeps)[1]))
         if max_lag >= env.cfg.decimation:
-            raise ValueError(f'lag_substeps {tuple(lag_substeps)} must stay below the '
+            raise ValueError(f'lag_substeps {bounds(lag_substeps)} must stay below the '
                              f'decimation ({env.cfg.decimation} physics steps per tick); '
                              'whole ticks of delay are delay_ticks')
         self.lag_substeps_drawn = torch.zeros(n, dtype=torch.long)
@@ -252,10 +252,12 @@ class JointPositionTargetAction(JointPositionAction):
         """Latest commanded target q* [rad], (N, joints), before the delay."""
 
     def reset(self, env_ids: torch.Tensor) -> None:
-        """The offset term's reset (the motors hold the default pose); the observed target
-        starts at the measured joints, clipped to the ranges, as the deploy runtime's offset
+        """The offset term's reset (the motors hold the default pose, and a delayed env's
+        delay line holds it too: its first ticks keep that pose); the observed target starts
+        at the measured joints, clipped to the ranges, as the deploy runtime's offset
         integrator seeds its target at enable."""
         super().reset(env_ids)
+        self._buffer.reset(env_ids, self._default.float())   # targets [rad], not outputs
         seed = self.scene.measured_joint_pos_rad(env_ids).float()
         self.target_rad[env_ids] = torch.minimum(torch.maximum(seed, self._lower), self._upper)
 

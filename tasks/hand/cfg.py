@@ -154,12 +154,14 @@ def randomization_box() -> dict[str, RandomParamCfg]:
         'observation_delay_ticks': RandomParamCfg('observations.policy.delay_ticks', 0.0,
                                                   'ticks (50 ms)', integer=True,
                                                   source='[DX]: observation delay'),
+        # nominal 0 for both: the tick boundary, as for the whole-tick delays
         'action_lag_substeps': RandomParamCfg('action.lag_substeps', 0.0, 'physics steps (5 ms)',
-                                              integer=True, source='config/hand.yaml: the '
-                                              'bus write after the tick'),
+                                              integer=True, source='inference, middleware '
+                                              'and a bus write of 16 servos after the tick'),
         'joint_sensor_age_substeps': RandomParamCfg(
             'events.joint_sensor_age.age_substeps', 0.0, 'physics steps (5 ms)', integer=True,
-            source='config/hand.yaml: servo bus read latency (LEAP_Hand_API)'),
+            source='readings 5-11 ms late (LEAP_Hand_API read cycle) + up to 10 ms between '
+            'readings'),
     }
 
 

@@ -167,7 +167,8 @@ class HandScene(Stateful):
         qpos, qvel = backend.qpos[rows], backend.qvel[rows]
         p, v = self.info.object_qpos_adr, self.info.object_qvel_adr
         quat = float32_copy(qpos[:, p + 3:p + 7])
-        measured = self._sensed_joint_pos_rad(float32_copy(qpos[:, self._qpos_adr]), env_ids)
+        measured = self._sensed_joint_pos_rad(float32_copy(qpos[:, self._qpos_adr]), env_ids,
+                                              finite)
         measured = measured + self.encoder_bias_rad[rows]
         prev = quat if env_ids is not None else self._cube_quat_prev
         store_derived(self, {
@@ -183,16 +184,20 @@ class HandScene(Stateful):
         if env_ids is not None:
             self._cube_quat_prev[env_ids] = quat
 
-    def _sensed_joint_pos_rad(self, now_rad: torch.Tensor, env_ids) -> torch.Tensor:
+    def _sensed_joint_pos_rad(self, now_rad: torch.Tensor, env_ids,
+                              finite: torch.Tensor) -> torch.Tensor:
         """The joint angles each env's servo bus read: now_rad, or those its reading age
-        before the tick's end (after a reset, and at age 0, the angles now) [rad]."""
+        before the tick's end (after a reset, at age 0, and where the simulation diverged
+        and was recovered this tick, the angles now) [rad]."""
         recent = self._recent_joint_pos_rad
         if env_ids is not None or recent is None:
             return now_rad
         oldest = recent.shape[0]
         age = self.joint_sensor_age_substeps.clamp(max=oldest).to(now_rad.device)
         stacked = torch.cat([recent, now_rad[None]])   # index oldest: age 0
-        return stacked[oldest - age, torch.arange(len(age), device=now_rad.device)]
+        aged = stacked[oldest - age, torch.arange(len(age), device=now_rad.device)]
+        usable = finite.to(now_rad.device)[:, None] & torch.isfinite(aged).all(1, keepdim=True)
+        return torch.where(usable, aged, now_rad)
 
     def cube_pos_rel_m(self) -> torch.Tensor:
         """Cube position relative to where it rests at reset [m; world], (N, 3)."""

@@ -233,3 +233,41 @@ def test_joint_readings_are_as_old_as_the_drawn_age(make_env):
     torch.testing.assert_close(env.scene.joint_pos_rad, angles[10 - 4] + bias, rtol=0,
                                atol=1e-6)
     assert (now - angles[10 - 4]).abs().max() > 0.01
+
+
+def test_a_delayed_absolute_target_holds_the_grasp_pose_first(make_env):
+    """With 1 tick of action delay, the rate-capped interface's motors hold the grasp pose
+    through an episode's first tick (its delay line holds targets, not outputs: 0 rad there
+    would open the hand), then take the policy's targets."""
+    def edit(cfg):
+        _fixed_lags(0, 0)(cfg)
+        cfg.action.params['delay_ticks'] = (1, 1)
+    env = make_env('hand-rotate', num_envs=2, play=True, edit=edit,
+                   action='joint_position_rate_capped')
+    env.reset(seed=0)
+    grasp = env.scene.default_joint_pos_rad.double().expand(2, -1)
+    assert grasp.abs().max() > 1.0
+    env.step(torch.ones(2, 16))
+    torch.testing.assert_close(env.scene.actuator.target_rad, grasp, rtol=0, atol=1e-6)
+    env.step(torch.ones(2, 16))
+    assert (env.scene.actuator.target_rad - grasp).abs().max() > 0.1
+
+
+def test_a_diverged_simulation_reads_its_recovered_joints(make_env):
+    """A simulation left with NaN joint angles at a tick's end, and NaN among the angles its
+    aged readings come from (MuJoCo Warp keeps a NaN state; MuJoCo's CPU step resets it by
+    itself): refresh recovers it and reads the recovered joints, finite; the other env keeps
+    its aged reading."""
+    env = make_env('hand-rotate', num_envs=2, play=True, edit=_fixed_lags(0, 3),
+                   action='joint_position_rate_capped')
+    env.reset(seed=0)
+    env.step(torch.ones(2, 16))
+    scene, adr = env.scene, torch.as_tensor(env.scene.info.qpos_adr)
+    aged = scene.joint_pos_rad.clone()
+    scene._recent_joint_pos_rad[:, 0] = float('nan')
+    scene.backend.qpos[0, adr] = float('nan')
+    scene.refresh()
+    assert not scene.finite[0] and scene.finite[1]
+    recovered = scene.backend.qpos[0, adr].float() + scene.encoder_bias_rad[0]
+    torch.testing.assert_close(scene.joint_pos_rad[0], recovered, rtol=0, atol=1e-6)
+    torch.testing.assert_close(scene.joint_pos_rad[1], aged[1], rtol=0, atol=1e-6)
