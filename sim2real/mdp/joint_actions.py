@@ -51,8 +51,9 @@ class JointPositionAction(Stateful):
         self.delay_ticks = delay_ticks
         self.lag_substeps = lag_substeps
         n = env.num_envs
-        max_lag = int(round(bounds(lag_substeps)[1]))
-        if max_lag >= env.cfg.decimation:
+        self.max_lag_substeps = int(round(bounds(lag_substeps)[1]))
+        """Largest lag within a tick this term draws [physics steps]."""
+        if self.max_lag_substeps >= env.cfg.decimation:
             raise ValueError(f'lag_substeps {bounds(lag_substeps)} must stay below the '
                              f'decimation ({env.cfg.decimation} physics steps per tick); '
                              'whole ticks of delay are delay_ticks')
@@ -79,11 +80,6 @@ class JointPositionAction(Stateful):
     def delay(self) -> torch.Tensor:
         """Per-env action delay [control ticks], (N,)."""
         return self._buffer.delay_ticks
-
-    @property
-    def max_lag_substeps(self) -> int:
-        """Largest lag within a tick this term draws [physics steps]."""
-        return int(round(bounds(self.lag_substeps)[1]))
 
     def reset(self, env_ids: torch.Tensor) -> None:
         """Zero the outputs and the delay line, draw new delays, hold the standing pose."""
