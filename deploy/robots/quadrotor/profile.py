@@ -9,6 +9,7 @@ rotor_speeds [rad/s] per rotor in URDF order.
 
 from __future__ import annotations
 
+import logging
 import math
 
 import numpy as np
@@ -16,6 +17,7 @@ import numpy as np
 from sim2real import terms
 from sim2real.contract import Contract
 from sim2real.contract import ContractError
+from sim2real.deploy.robots.quadrotor.landing import LandingEvidence
 from sim2real.deploy.robots.quadrotor.params import QuadrotorParams
 from sim2real.deploy.runtime import filters
 from sim2real.deploy.runtime.contract_check import non_negative, positive
@@ -26,9 +28,7 @@ from sim2real.deploy.runtime.physics_check import (
 from sim2real.deploy.runtime.sensors import rotmat_from_quat, SensorStore, Watchdog
 from sim2real.deploy.runtime.state_machine import ARMED, StateMachine
 
-GROUND_TICKS = 3
-"""Consecutive fallback ticks with fresh odometry below ground_height_m that mean landed
-(one glitched low sample in the air must not switch the motors off)."""
+log = logging.getLogger(__name__)
 
 
 class QuadrotorProfile:
@@ -61,9 +61,12 @@ class QuadrotorProfile:
         self.airborne = False
         """The fallback latched from an armed state (motors were running)."""
         self.motors_off = False
-        """The fallback has switched the motors off for good (until enable)."""
-        self.ground_ticks = 0
-        """Consecutive fallback ticks with fresh odometry below ground_height_m."""
+        """The fallback has switched the motors off (final, but for a landing revoked while
+        the vehicle could still be falling: see landing.py)."""
+        self.landing = LandingEvidence(params)
+        """Distinct odometry samples for and against 'landed' since the latch."""
+        self.cut_s: float | None = None
+        """Steady time the landing evidence cut the motors [s] (None: not cut by it)."""
         self.last_command = self.off_command()
         """The last final command (a re-enable in the air soft-starts from it)."""
         self.start_command = self.last_command
@@ -150,7 +153,8 @@ class QuadrotorProfile:
         """Remember whether the motors were running when the fallback latched."""
         self.airborne = machine.latched_from in ARMED
         self.motors_off = False
-        self.ground_ticks = 0
+        self.landing.reset()
+        self.cut_s = None
 
     def armed_command(self, action: np.ndarray, fraction: float,
                       store: SensorStore) -> np.ndarray:
@@ -165,11 +169,20 @@ class QuadrotorProfile:
     def fallback_command(self, store: SensorStore, now_s: float,
                          machine: StateMachine) -> np.ndarray:
         """Motors off once landed (or when the motors never ran), level-and-descend with
-        fresh odometry, blind descent without it, motors off after fallback_max_descent_s."""
+        fresh odometry, blind descent without it, motors off after fallback_max_descent_s.
+
+        Landed: LANDING_SAMPLES distinct fresh plausible samples below ground_height_m in a
+        row (landing.py); that cut is revoked while samples show the vehicle still in the air
+        within the fall window."""
         odom_fresh = not self.watchdogs[0].stale(store, now_s)
-        low = odom_fresh and float(store.value('odom', 'pos_w')[2]) < self.params.ground_height_m
-        self.ground_ticks = self.ground_ticks + 1 if low else 0
-        if self.motors_off or not self.airborne or self.ground_ticks >= GROUND_TICKS:
+        self.landing.observe(store.latest('odom') if odom_fresh else None)
+        if self.cut_s is not None and self.landing.in_the_air(self.cut_s, now_s):
+            log.warning('odometry shows the vehicle in the air after the landing cut: '
+                        'level-and-descend')
+            self.motors_off, self.cut_s = False, None
+        if not self.motors_off and self.airborne and self.landing.landed:
+            self.motors_off, self.cut_s = True, now_s
+        if self.motors_off or not self.airborne:
             self.motors_off = True
             return self.off_command()
         if odom_fresh:

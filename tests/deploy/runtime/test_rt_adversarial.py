@@ -135,6 +135,58 @@ def test_one_low_sample_in_the_air_does_not_cut_the_motors(quad):
     assert thrust > 0.5 * HOVER_N
 
 
+def imu_only(runtime, t):
+    """An IMU sample at t and one tick, no odometry (a gap shorter than its timeout)."""
+    runtime.put('imu', Sample({'ang_vel_b': np.zeros(3)}, t, t))
+    return runtime.step(t)
+
+
+@pytest.mark.parametrize('latch', ['estop', 'none'])
+@pytest.mark.parametrize('glitch_z', [0.0, -3.0])
+def test_one_glitched_sample_then_an_odometry_gap_keeps_the_motors_on(quad, latch, glitch_z):
+    """At 1.5 m, after a latch (e-stop) or none: ONE odometry sample at z = 0 (inside the
+    geofence) or z = -3 m (an estimator glitch far below the ground; it latches 'geofence'),
+    then 30 ms of IMU only (shorter than the 50 ms odometry timeout), then good odometry at
+    1.5 m: the thrust never drops to 0 (it counted the one sample once per tick: cut on the
+    third tick, for good)."""
+    airborne(quad)
+    if latch == 'estop':
+        quad.estop(0.3)
+    fly(quad, 0.3)
+    thrusts = [fly(quad, 0.31, z=glitch_z).command[0]]
+    thrusts += [imu_only(quad, t).command[0] for t in (0.32, 0.33, 0.34)]
+    thrusts += [fly(quad, float(t)).command[0] for t in np.arange(0.35, 0.5, 0.01)]
+    assert min(thrusts) > 0.5 * HOVER_N, thrusts
+    if latch == 'estop' or glitch_z < -0.1:
+        assert quad.state == 'fallback'
+
+
+def test_three_low_samples_cut_and_samples_in_the_air_revoke_the_cut(quad):
+    """Three distinct glitched samples at z = 0 cut the motors in the fallback; the vehicle
+    is then seen falling at 1.45-1.35 m in three samples within the fall window: the
+    level-and-descend thrust comes back (it catches a descent of 1 m/s at 2 g)."""
+    airborne(quad)
+    quad.estop(0.3)
+    fly(quad, 0.3)
+    cut = [fly(quad, t, z=0.0).command[0] for t in (0.31, 0.32, 0.33)]
+    assert cut[0] > 0.0 and cut[1] > 0.0 and cut[2] == 0.0
+    falling = [fly(quad, t, z=z, vz=-1.0).command[0]
+               for t, z in ((0.34, 1.45), (0.35, 1.4), (0.36, 1.35))]
+    assert falling[:2] == [0.0, 0.0]
+    assert falling[2] > HOVER_N
+
+
+def test_a_landed_vehicle_lifted_after_the_fall_window_stays_off(quad):
+    """Landed (three samples at 2 cm) and cut; lifted to 1 m by hand 1.5 s later (after the
+    0.83 s it takes to fall from the 3 m ceiling): the motors stay off until enable."""
+    airborne(quad)
+    quad.estop(0.3)
+    assert [fly(quad, t, z=0.02).command[0] for t in (0.31, 0.32, 0.33)][2] == 0.0
+    for t in np.arange(0.34, 1.8, 0.01):
+        result = fly(quad, float(t), z=0.02 if t < 1.5 else 1.0)
+    assert result.command[0] == 0.0 and quad.state == 'fallback'
+
+
 def test_re_enabling_in_the_air_soft_starts_from_the_fallback_thrust(quad):
     """Re-enabled while the fallback holds ~0.24 N in the air: the soft start blends from that
     thrust, not from 0 (no 0.2 s thrust drop)."""
