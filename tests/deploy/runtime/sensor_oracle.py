@@ -50,6 +50,8 @@ class Oracle:
         """Nothing received; shapes[stream] as the profile declares, policy joint names."""
         self.shapes, self.joint_names = shapes, list(joint_names)
         self.stamp, self.received, self.values, self.behind = {}, {}, {}, {}
+        self.stored = {}
+        """How many samples each stream has stored (a new count: a distinct sample)."""
         self.problem, self.now, self.backwards, self.clock_behind = False, -math.inf, False, []
 
     def clock(self, now_s):
@@ -88,6 +90,7 @@ class Oracle:
         self.stamp[stream], self.received[stream] = sample.stamp_s, sample.received_s
         self.values[stream] = values
         self.behind[stream] = []
+        self.stored[stream] = self.stored.get(stream, 0) + 1
 
     def stale(self, stream, timeout_s):
         """Required and never received, received in the future, or older than timeout_s."""

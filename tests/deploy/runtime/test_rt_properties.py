@@ -6,7 +6,9 @@ either action kind, joint robots with every joint action kind); samples with NaN
 finite extremes (1e300, 1e-320), zero and unnormalized quaternions, joint names missing,
 extra, listed twice, reordered or with arrays too short; stamps new, repeated, older, an
 hour ahead or restarting far back; receive times in the future; bursts of up to 5 samples
-between two ticks; the steady clock stepping back; random enable / estop / disable.
+between two ticks; the steady clock stepping back; random enable / estop / disable; single
+glitched odometry positions (below the ground, outside the geofence) between fresh IMU
+samples, and joint readings past their limits at ordinary velocities.
 The test keeps its own record of what a latch condition is (an oracle written from the spec,
 sensor_oracle.py) and checks the runtime against it after every tick; no exception may
 escape, and after each sequence good data must let the robot be enabled again.
@@ -106,6 +108,9 @@ def run_sequence(runtime, oracle, codes, make_values, ops, latch, check_command)
         if op == 'healthy':
             puts = [(name, make_values(name, rng, None, True), 'new', now)
                     for name in oracle.shapes]
+        elif op in GLITCHES:   # one fresh sample of a stream, plausible but for one value
+            stream, kind = GLITCHES[op]
+            puts = [(stream, make_values(stream, rng, None, kind), 'new', now)]
         elif op in oracle.shapes:
             mode, wild = STAMPS[rng.integers(len(STAMPS))], CORRUPT[rng.integers(len(CORRUPT))]
             future = now + 5.0 if rng.integers(20) == 0 else now   # received in the future
@@ -123,11 +128,17 @@ def run_sequence(runtime, oracle, codes, make_values, ops, latch, check_command)
         oracle.clock(now)
         was = runtime.state
         result = runtime.step(now)
-        check_command(result, previous)
+        check_command(result, previous, was)
         check_state(runtime, was, result, latch(now), op)
         oracle.end_tick()
         previous = result
     recover(runtime, oracle, now, clock, make_values)
+
+
+GLITCHES = {'odom_glitch': ('odom', 'glitch'), 'imu_fresh': ('imu', True),
+            'past_limit': ('joint_state', 'past_limit')}
+"""Ops that put one fresh sample: an odometry position glitch, a calm IMU sample (an
+odometry gap in between), a joint reading past its limit at an ordinary velocity."""
 
 
 def recover(runtime, oracle, now, clock, make_values):
@@ -183,13 +194,29 @@ def quad_params(kind, seed):
         fallback_vz_gain=rng.uniform(0.0, 10.0), fallback_max_descent_s=rng.uniform(0.0, 10.0))
 
 
-QUAD_OPS = ['healthy'] * 6 + ['odom'] * 2 + [
+QUAD_OPS = ['healthy'] * 6 + ['odom'] * 2 + ['odom_glitch', 'imu_fresh', 'imu_fresh'] + [
     'imu', 'setpoint', 'enable', 'enable', 'disable', 'estop', 'none']
+GLITCH_Z_M = [0.0, -0.05, -0.5, -3.0, -1e3]
+"""Heights of a glitched odometry sample: at or just below the ground, or far below it."""
+
+
+def glitched_odom(rng):
+    """A calm sample near the hover point whose position is a glitch: below the ground, or
+    far outside the geofence horizontally."""
+    values = {'pos_w': rng.uniform([-1.0, -1.0, 1.0], [1.0, 1.0, 2.0]), 'quat_wxyz': LEVEL,
+              'lin_vel_b': rng.uniform(-0.3, 0.3, 3), 'ang_vel_b': rng.uniform(-1, 1, 3)}
+    if rng.integers(4):
+        values['pos_w'][2] = GLITCH_Z_M[rng.integers(len(GLITCH_Z_M))]
+    else:
+        values['pos_w'][rng.integers(2)] = rng.choice([-50.0, 50.0])
+    return values
 
 
 def quad_values(stream, rng, wild, healthy):
     """odom / imu / setpoint values: level at the hover point ('level'), near hover (True),
     or wild (False) with one element maybe corrupted and the quaternion maybe faulty."""
+    if healthy == 'glitch':
+        return glitched_odom(rng)
     if healthy == 'level':
         return {'odom': {'pos_w': np.array([0.0, 0.0, 1.5]), 'quat_wxyz': LEVEL,
                          'lin_vel_b': np.zeros(3), 'ang_vel_b': np.zeros(3)},
@@ -243,6 +270,42 @@ def quad_latch(oracle, params):
     return not all(np.max(np.abs(w)) <= params.max_ang_vel_rad_s for w in rates)
 
 
+class LandingSpec:
+    """The quadrotor's landing rule as the docs state it, for an airborne fallback: the motors
+    may be off only after 3 consecutive distinct (newly stored), fresh odometry samples inside
+    the geofence and below ground_height_m, seen at ticks since the latch, or after
+    fallback_max_descent_s of blind descent (odometry stale). Not a model of the rule's every
+    decision: it names what must have happened before a cut."""
+
+    def __init__(self, oracle, params):
+        """Nothing seen; the oracle's view of the samples, the node's parameters."""
+        self.oracle, self.params = oracle, params
+        self.airborne, self.evidence = False, False
+        self.low, self.counted, self.latched_s = 0, None, 0.0
+
+    def tick(self, was, result, now_s):
+        """Follow one tick's state; assert a cut in an airborne fallback had its evidence."""
+        if result.state != 'fallback':
+            self.airborne = False
+            return
+        if was != 'fallback':   # the latch: airborne when the motors were running
+            self.airborne = was in ('soft_start', 'active')
+            self.evidence, self.low, self.counted, self.latched_s = False, 0, None, now_s
+        odom_timeout = self.params.odom_timeout_s
+        if self.oracle.stale('odom', odom_timeout):
+            self.evidence |= now_s - self.latched_s > self.params.fallback_max_descent_s
+        elif self.oracle.stored.get('odom') != self.counted:
+            self.counted = self.oracle.stored.get('odom')
+            pos = np.asarray(self.oracle.values['odom']['pos_w'])
+            inside = np.all(pos >= self.params.geofence_min_m) and np.all(
+                pos <= self.params.geofence_max_m)
+            low = inside and pos[2] < self.params.ground_height_m
+            self.low = self.low + 1 if low else 0
+            self.evidence |= self.low >= 3
+        if self.airborne and not np.any(result.command):
+            assert self.evidence, 'motors off in the air without landing evidence'
+
+
 def start(runtime, oracle, make_values):
     """Level samples on every stream at t = 0, then enable (which must succeed)."""
     oracle.clock(0.0)
@@ -263,10 +326,14 @@ def test_quadrotor_sequences_respect_limits_and_latch_on_time(quad_setup, kind, 
     runtime = Runtime(contracts[kind], params, policy, model)
     kf = contracts[kind].robot_params['rotors']['thrust_coefficient']
     oracle = Oracle(runtime.profile.shapes)
+    landing = LandingSpec(oracle, params)
     start(runtime, oracle, quad_values)
+
+    def check(result, _previous, was):
+        check_quad_command(result.command, kind, params, kf)
+        landing.tick(was, result, oracle.now)
     run_sequence(runtime, oracle, codes, quad_values, QUAD_OPS,
-                 lambda now: quad_latch(oracle, params),
-                 lambda result, _: check_quad_command(result.command, kind, params, kf))
+                 lambda now: quad_latch(oracle, params), check)
 
 
 def apply_op(runtime, op, now_s, latch_holds):
@@ -348,7 +415,7 @@ def joint_params(seed):
     return params
 
 
-JOINT_OPS = ['healthy'] * 6 + ['joint_state'] * 2 + [
+JOINT_OPS = ['healthy'] * 6 + ['joint_state'] * 2 + ['past_limit'] + [
     'imu', 'command', 'enable', 'enable', 'disable', 'estop', 'none']
 
 
@@ -379,6 +446,11 @@ def named(rng, q, qd):
 def joint_values(stream, rng, wild, healthy):
     """joint_state / imu / command values: standing ('level'), calm (True) or wild (False)
     with one element maybe corrupted, joint names maybe faulty, the quaternion maybe too."""
+    if healthy == 'past_limit':   # one joint past its URDF limit, every velocity ordinary
+        q, joint = rng.uniform(-0.5, 0.5, 3), rng.integers(3)
+        over = 0.1 + rng.choice([1e-3, 0.05, 1.0])
+        q[joint] = URDF_MAX[joint] + over if rng.integers(2) else URDF_MIN[joint] - over
+        return {'pos_rad': q, 'vel_rad_s': rng.uniform(-0.5, 0.5, 3)}
     if healthy == 'level':
         return {'joint_state': {'pos_rad': np.array([0.0, -0.5, 0.0]), 'vel_rad_s': np.zeros(3)},
                 'imu': {'quat_wxyz': LEVEL, 'ang_vel_b': np.zeros(3)},
@@ -476,4 +548,5 @@ def test_joint_sequences_respect_limits_and_latch_on_time(joint_setup, kind, see
     start(runtime, oracle, joint_values)
     run_sequence(runtime, oracle, codes, joint_values, JOINT_OPS,
                  lambda now: joint_latch(oracle, params),
-                 lambda result, previous: check_joint_command(result, previous, params, oracle))
+                 lambda result, previous, _: check_joint_command(result, previous, params,
+                                                                 oracle))
