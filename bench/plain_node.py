@@ -40,7 +40,7 @@ from std_srvs.srv import SetBool
 
 from sim2real import terms
 from sim2real.contract import CONTRACT_KEY
-from sim2real.deploy.cmd_vel_legacy import to_cmd_vel_legacy
+from sim2real.deploy.cmd_vel_legacy import THRUST_MAPS, to_cmd_vel_legacy
 from sim2real.deploy.loop_stats import LoopStats
 
 HOVER_POS_M = (0.0, 0.0, 1.5)
@@ -72,6 +72,7 @@ class PlainPolicyNode(Node):
         action = json.loads(meta[CONTRACT_KEY])['action']['params']
         self.hover_thrust_n = action['hover_thrust_n']
         self.max_thrust_n = action['max_collective_thrust_n']
+        self.thrust_map = THRUST_MAPS['battery_compensated']
         self.max_rate_rad_s = action['max_body_rate_rad_s']
         self.target_m = np.array(HOVER_POS_M)
         self.last_actions = np.zeros((3, 4))
@@ -129,7 +130,7 @@ class PlainPolicyNode(Node):
         thrust_n = float(terms.collective_thrust_n(action[0:1], self.hover_thrust_n,
                                                    self.max_thrust_n)[0])
         lx, ly, lz, az = to_cmd_vel_legacy(thrust_n, action[1:] * self.max_rate_rad_s,
-                                           self.max_thrust_n)
+                                           self.thrust_map)
         msg = Twist()
         msg.linear.x, msg.linear.y, msg.linear.z, msg.angular.z = lx, ly, lz, az
         self.pub.publish(msg)

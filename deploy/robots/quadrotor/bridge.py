@@ -1,6 +1,7 @@
 """The quadrotor's simulated twin for the HIL bridge: its parameters, streams and checks."""
 
 from sim2real.assets import resolve_urdf
+from sim2real.deploy.cmd_vel_legacy import THRUST_MAPS
 from sim2real.deploy.bridge.params import RobotBridge
 from sim2real.deploy.robots.quadrotor.bridge_sim import QuadrotorSim
 
@@ -15,6 +16,7 @@ DEFAULTS = {
     'command_topic': 'cmd_vel_legacy',
     'start_pos_m': [0.0, 0.0, 1.5],
     'hold_until_thrust_fraction': 0.9,
+    'legacy_thrust_map': 'battery_compensated',
 }
 """The quadrotor bridge's own parameters (the spec's sim_bridge section)."""
 
@@ -24,7 +26,9 @@ def checks(p: dict) -> list:
     return [
         ('command_interface', p['command_interface'] in ('cmd_vel_legacy', 'rotor_speeds'),
          "must be 'cmd_vel_legacy' or 'rotor_speeds'"),
-        ('start_pos_m', len(p['start_pos_m']) == 3, 'must have 3 elements')]
+        ('start_pos_m', len(p['start_pos_m']) == 3, 'must have 3 elements'),
+        ('legacy_thrust_map', p['legacy_thrust_map'] in THRUST_MAPS,
+         f'must be one of {sorted(THRUST_MAPS)}')]
 
 
 def make_sim(p: dict) -> QuadrotorSim:

@@ -10,6 +10,7 @@ from sensor_msgs.msg import Imu
 from std_msgs.msg import Float64MultiArray
 
 from sim2real.deploy import ros_msgs
+from sim2real.deploy.cmd_vel_legacy import thrust_map
 
 
 class QuadrotorBridgeIo:
@@ -20,6 +21,8 @@ class QuadrotorBridgeIo:
     def __init__(self, node, p: dict, sim):
         """Publishers of the streams; cmd_vel_legacy or rotor-speed commands."""
         self.node, self.sim = node, sim
+        self.thrust_map = thrust_map(p['legacy_thrust_map'])
+        """The firmware's thrust command -> collective thrust (the node's map, inverted)."""
         self.publishers = {
             'odom': node.create_publisher(Odometry, p['odom_topic'], qos_profile_sensor_data),
             'imu': node.create_publisher(Imu, p['imu_topic'], qos_profile_sensor_data)}
@@ -35,7 +38,7 @@ class QuadrotorBridgeIo:
 
     def _on_twist(self, msg: Twist, info: dict) -> None:
         """cmd_vel_legacy -> [thrust N, body rates rad/s]."""
-        thrust_n, rates = ros_msgs.command_from_twist(msg, self.sim.max_collective_thrust_n)
+        thrust_n, rates = ros_msgs.command_from_twist(msg, self.thrust_map)
         now_s = ros_msgs.arrival_steady_s(info)
         self.node.apply_command(
             lambda: self.sim.set_command('thrust_body_rates', [thrust_n, *rates], now_s),

@@ -16,6 +16,7 @@ from geometry_msgs.msg import Twist
 from std_msgs.msg import Float64MultiArray
 
 from sim2real.deploy import ros_msgs
+from sim2real.deploy.cmd_vel_legacy import thrust_map
 from sim2real.hil import metrics
 from sim2real.hil.monitor import HilMonitor
 from sim2real.hil.robot import RobotHil
@@ -59,13 +60,13 @@ def bound(sc: Scenario) -> NominalBound:
 
 
 def monitor_args(node: dict, contract) -> dict:
-    """The node's command as the monitor decodes it: cmd_vel_legacy's Twist (thrust scaled
-    by the contract's max collective thrust) or rotor speeds."""
+    """The node's command as the monitor decodes it: cmd_vel_legacy's Twist (the thrust
+    through the node's legacy_thrust_map) or rotor speeds."""
     if node['command_interface'] == 'cmd_vel_legacy':
-        max_collective = float(contract.action.params.get('max_collective_thrust_n', 0.0))
+        legacy = thrust_map(node.get('legacy_thrust_map', 'battery_compensated'))
 
         def decode(msg):
-            thrust_n, rates = ros_msgs.command_from_twist(msg, max_collective)
+            thrust_n, rates = ros_msgs.command_from_twist(msg, legacy)
             return np.r_[thrust_n, rates]
         return {'command_type': Twist, 'decode': decode}
     return {'command_type': Float64MultiArray, 'decode': ros_msgs.from_float64_array}

@@ -27,6 +27,9 @@ class QuadrotorParams:
     """Position setpoint topic (geometry_msgs/PointStamped)."""
     command_topic: str = 'cmd_vel_legacy'
     """Command topic."""
+    legacy_thrust_map: str = 'battery_compensated'
+    """cmd_vel_legacy: how the firmware turns the thrust command into thrust
+    ('battery_compensated' or 'pwm_2015'; sim2real.deploy.cmd_vel_legacy)."""
     odom_timeout_s: float = 0.05
     """Odometry older than this on the steady clock latches the fallback [s]."""
     imu_timeout_s: float = 0.05
@@ -40,8 +43,9 @@ class QuadrotorParams:
     """Collective thrust ramps from 0 to the policy's over this time after enable [s]."""
     thrust_min_n: float = 0.0
     """Smallest collective thrust commanded while the motors run [N]."""
-    thrust_max_n: float = 0.55
-    """Largest collective thrust commanded [N]; at most the contract's max_collective_thrust_n."""
+    thrust_max_n: float = 0.43
+    """Largest collective thrust commanded [N]; at most the contract's max_collective_thrust_n
+    and what the legacy thrust map reaches at crazyswarm2's 60000 (0.4395 N compensated)."""
     max_body_rate_rad_s: float = 6.0
     """Clamp on each commanded body rate [rad/s]."""
     max_tilt_rad: float = 1.0

@@ -17,6 +17,7 @@ import numpy as np
 from sim2real import terms
 from sim2real.contract import Contract
 from sim2real.contract import ContractError
+from sim2real.deploy.cmd_vel_legacy import thrust_map
 from sim2real.deploy.robots.quadrotor.landing import LandingEvidence
 from sim2real.deploy.robots.quadrotor.params import QuadrotorParams
 from sim2real.deploy.runtime import filters
@@ -251,6 +252,19 @@ def max_collective_thrust_n(contract: Contract) -> float:
     return collective_thrust_n(field(tree(contract), 'robot_params.rotors'))
 
 
+def check_legacy_thrust(params: QuadrotorParams) -> None:
+    """The legacy thrust map is known and reaches thrust_max_n at crazyswarm2's 60000."""
+    try:
+        legacy = thrust_map(params.legacy_thrust_map)
+    except ValueError as exc:
+        raise ParamError(f'parameter "legacy_thrust_map": {exc}') from None
+    if params.thrust_max_n > legacy.max_thrust_n:
+        raise ParamError(
+            f'parameter "thrust_max_n": {params.thrust_max_n} N is more than the firmware '
+            f'gives at the largest cmd_vel_legacy thrust (60000) by legacy_thrust_map '
+            f'{legacy.name!r}: {legacy.max_thrust_n:.4f} N')
+
+
 def check_quadrotor_params(contract: Contract, params: QuadrotorParams, model=None) -> None:
     """Thrust, rate, timeout and geofence limits of the parameters against the contract."""
     limit = max_collective_thrust_n(contract)
@@ -260,6 +274,8 @@ def check_quadrotor_params(contract: Contract, params: QuadrotorParams, model=No
     if not 0.0 <= params.thrust_min_n <= params.thrust_max_n:
         raise ParamError(f'parameter "thrust_min_n": {params.thrust_min_n} is not in '
                          f'[0, thrust_max_n={params.thrust_max_n}]')
+    if params.command_interface == 'cmd_vel_legacy':
+        check_legacy_thrust(params)
     positive(params, 'max_body_rate_rad_s', 'odom_timeout_s', 'max_tilt_rad',
              'rate_hz', 'max_speed_m_s', 'max_ang_vel_rad_s')
     non_negative(params, 'imu_timeout_s', 'setpoint_timeout_s', 'soft_start_s',

@@ -10,6 +10,7 @@ from sensor_msgs.msg import Imu
 from std_msgs.msg import Float64MultiArray
 
 from sim2real.deploy import ros_msgs
+from sim2real.deploy.cmd_vel_legacy import thrust_map
 
 
 class QuadrotorIo:
@@ -22,8 +23,7 @@ class QuadrotorIo:
         node.subscribe_sensor(PointStamped, params.setpoint_topic, ros_msgs.point_to_values,
                               'setpoint', sensor_qos=False)
         self.legacy = params.command_interface == 'cmd_vel_legacy'
-        self.max_collective_n = float(
-            node.runtime.contract.action.params.get('max_collective_thrust_n', 0.0))
+        self.thrust_map = thrust_map(params.legacy_thrust_map)
         self.publisher = node.create_publisher(
             Twist if self.legacy else Float64MultiArray, params.command_topic, 10)
         self.command_topic = self.publisher.topic_name
@@ -31,7 +31,7 @@ class QuadrotorIo:
     def publish(self, command: np.ndarray, state: str) -> None:
         """Every tick, motors off included (the firmware's command watchdog expects it)."""
         if self.legacy:
-            msg = ros_msgs.twist_from_command(command[0], command[1:4], self.max_collective_n)
+            msg = ros_msgs.twist_from_command(command[0], command[1:4], self.thrust_map)
         else:
             msg = ros_msgs.float64_array(command)
         self.publisher.publish(msg)

@@ -26,6 +26,7 @@ from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
 from sim2real.deploy import ros_msgs
+from sim2real.deploy.cmd_vel_legacy import THRUST_MAPS
 
 RATES_HZ = {'odom': 200.0, 'imu': 500.0}
 QUADRUPED_PARAMS = Path(__file__).resolve().parents[3] / 'config' / 'quadruped.yaml'
@@ -180,7 +181,7 @@ def test_commands_release_watchdog_and_reset_over_dds(bridge, listener):
         return [e['event'] for e in log['events']]
 
     hover = Twist()
-    hover.linear.z = 60000 * 0.27 / 0.5953146802560001   # 0.27 N > hover 0.2649 N
+    hover.linear.z = THRUST_MAPS['battery_compensated'].to_command(0.27)   # > hover 0.2649 N
     # 200 Hz from a thread of its own, garbage collection held off: a full collection of
     # the messages this process logged paused it for 120 ms, past the 0.1 s watchdog
     stop = threading.Event()

@@ -7,6 +7,7 @@ import pytest
 from geometry_msgs.msg import Quaternion
 
 from sim2real.deploy import ros_msgs
+from sim2real.deploy.cmd_vel_legacy import THRUST_MAPS
 
 ODOM = {'pos_w': np.array([1.0, 2.0, 3.0]), 'quat_wxyz': np.array([0.5, 0.5, -0.5, 0.5]),
         'lin_vel_b': np.array([0.1, 0.2, 0.3]), 'ang_vel_b': np.array([-1.0, 0.0, 2.0])}
@@ -62,13 +63,15 @@ def test_stamp_conversion(stamp_s, sec, nanosec):
 
 
 def test_twist_command_round_trip():
-    """0.3 N of 0.6 N, rates (1, -0.5, 0.25) -> z 30000, y 57.30, x -28.65, angular.z -14.32."""
-    msg = ros_msgs.twist_from_command(0.3, [1.0, -0.5, 0.25], 0.6)
-    assert (msg.linear.z, msg.angular.x, msg.angular.y) == (30000.0, 0.0, 0.0)
+    """0.24 N compensated, rates (1, -0.5, 0.25) -> z 32767.5, y 57.30, x -28.65, angular.z
+    -14.32."""
+    legacy = THRUST_MAPS['battery_compensated']
+    msg = ros_msgs.twist_from_command(0.24, [1.0, -0.5, 0.25], legacy)
+    assert (msg.linear.z, msg.angular.x, msg.angular.y) == (32767.5, 0.0, 0.0)
     assert (msg.linear.y, msg.linear.x, msg.angular.z) == pytest.approx(
         (57.29578, -28.64789, -14.32394), abs=1e-5)
-    thrust_n, rates = ros_msgs.command_from_twist(msg, 0.6)
-    assert thrust_n == pytest.approx(0.3)
+    thrust_n, rates = ros_msgs.command_from_twist(msg, legacy)
+    assert thrust_n == pytest.approx(0.24)
     np.testing.assert_allclose(rates, [1.0, -0.5, 0.25])
 
 

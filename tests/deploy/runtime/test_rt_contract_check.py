@@ -35,7 +35,7 @@ QUAD_CASES = [
     ('observations[0].history_length', _set('observations', 0, 'history_length', 0)),
     ('observation_size', _set('observations', 0, 'history_length', 2)),
     ('action.kind', _set('action', 'kind', 'rotor_speeds')),
-    ('thrust_max_n', _set('action', 'params', 'max_collective_thrust_n', 0.5)),
+    ('thrust_max_n', _set('action', 'params', 'max_collective_thrust_n', 0.4)),
     ('action.params.hover_thrust_n', _set('action', 'params', 'hover_thrust_n', None)),
     ('default_joint_pos_rad', _set('default_joint_pos_rad', [0.0])),
     ('normalizer', _set('normalizer', 'external')),

@@ -15,9 +15,10 @@ from sim2real.deploy.runtime import (
 SPEC_POLICY_NODE = {
     'policy_file': '', 'robot': 'quadrotor', 'urdf_file': 'quadrotor', 'rate_hz': 100.0,
     'command_interface': 'cmd_vel_legacy', 'odom_topic': 'odom', 'imu_topic': 'imu',
-    'setpoint_topic': 'setpoint', 'command_topic': 'cmd_vel_legacy', 'odom_timeout_s': 0.05,
+    'setpoint_topic': 'setpoint', 'command_topic': 'cmd_vel_legacy',
+    'legacy_thrust_map': 'battery_compensated', 'odom_timeout_s': 0.05,
     'imu_timeout_s': 0.05, 'setpoint_timeout_s': 0.0, 'hover_target_m': [0.0, 0.0, 1.5],
-    'soft_start_s': 0.2, 'thrust_min_n': 0.0, 'thrust_max_n': 0.55,
+    'soft_start_s': 0.2, 'thrust_min_n': 0.0, 'thrust_max_n': 0.43,
     'max_body_rate_rad_s': 6.0, 'max_tilt_rad': 1.0, 'max_speed_m_s': 5.0,
     'max_ang_vel_rad_s': 20.0, 'geofence_min_m': [-2.0, -2.0, -0.1],
     'geofence_max_m': [2.0, 2.0, 3.0], 'ground_height_m': 0.05, 'descend_speed_m_s': 0.4,
@@ -30,7 +31,8 @@ SPEC_SIM_BRIDGE = {
     'odom_rate_hz': 200.0, 'imu_rate_hz': 500.0, 'command_interface': 'cmd_vel_legacy',
     'odom_topic': 'odom', 'imu_topic': 'imu', 'command_topic': 'cmd_vel_legacy',
     'start_pos_m': [0.0, 0.0, 1.5], 'hold_until_thrust_fraction': 0.9,
-    'command_timeout_s': 0.1, 'imu_gyro_noise_std_rad_s': 0.0, 'seed': 0,
+    'legacy_thrust_map': 'battery_compensated', 'command_timeout_s': 0.1,
+    'imu_gyro_noise_std_rad_s': 0.0, 'seed': 0,
     'fault_schedule': '', 'active_faults': '', 'fault_drop_probability': 0.3,
     'fault_delay_s': 0.01, 'fault_delay_jitter_s': 0.005, 'fault_spike_s': 0.2,
     'sensor_latency_s': 0.0, 'sensor_latency_jitter_s': 0.0,
@@ -65,10 +67,10 @@ def test_robot_is_required_and_must_be_registered(tmp_path):
 
 
 def test_int_accepted_for_float_and_overrides_win(write_params):
-    """rate_hz: 100 (an int) reads as 100.0; an override of thrust_max_n 0.5 replaces 0.55."""
-    params = load_params(write_params({'rate_hz': 100}), overrides={'thrust_max_n': 0.5})
+    """rate_hz: 100 (an int) reads as 100.0; an override of thrust_max_n 0.4 replaces 0.43."""
+    params = load_params(write_params({'rate_hz': 100}), overrides={'thrust_max_n': 0.4})
     assert isinstance(params.rate_hz, float) and params.rate_hz == 100.0
-    assert params.thrust_max_n == 0.5
+    assert params.thrust_max_n == 0.4
 
 
 def test_unknown_key_names_the_closest_valid_name(write_params):

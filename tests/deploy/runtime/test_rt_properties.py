@@ -182,7 +182,7 @@ def quad_params(kind, seed):
     """Random quadrotor limits from seed, inside the contract's (max collective 0.595 N,
     body rates 6 rad/s)."""
     rng = np.random.default_rng(seed)
-    thrust_max = rng.uniform(0.05, 0.595)
+    thrust_max = rng.uniform(0.05, 0.4395 if kind == 'thrust_body_rates' else 0.595)
     return QuadrotorParams(
         command_interface='cmd_vel_legacy' if kind == 'thrust_body_rates' else 'rotor_speeds',
         thrust_max_n=thrust_max, thrust_min_n=rng.uniform(0.0, thrust_max),

@@ -127,14 +127,15 @@ def test_nan_sample_latches_the_same_tick_and_levels(runtime):
 
 
 def test_tilt_latches_and_fallback_rates_level_the_body(runtime):
-    """Roll 1.1 rad > 1.0: roll rate 4 x (-sin 1.1) = -3.565 rad/s, thrust 0.027 x 9.01 / 0.5."""
+    """Roll 1.1 rad > 1.0: roll rate 4 x (-sin 1.1) = -3.565 rad/s, thrust 0.027 x 9.01 / 0.5
+    = 0.487 N clamped to thrust_max_n 0.43 N."""
     armed(runtime)
     half = 1.1 / 2
     feed(runtime, 0.01, quat=(math.cos(half), math.sin(half), 0.0, 0.0))
     result = runtime.step(0.01)
     assert (result.state, result.reason) == ('fallback', 'tilt')
     np.testing.assert_allclose(
-        result.command, [MASS_KG * 9.01 / 0.5, -4.0 * math.sin(1.1), 0.0, 0.0], atol=1e-12)
+        result.command, [0.43, -4.0 * math.sin(1.1), 0.0, 0.0], atol=1e-12)
 
 
 def test_geofence_latches_and_descends(runtime):
