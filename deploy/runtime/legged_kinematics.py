@@ -66,20 +66,24 @@ class LeggedKinematics:
                                  pin.LOCAL_WORLD_ALIGNED)[:3, self._idx_v]
             for f in self._frame_ids])
 
-    def base_velocity_from_legs(self, q: np.ndarray, qd: np.ndarray, ang_vel_b: np.ndarray,
-                                stance_mask: np.ndarray) -> np.ndarray:
-        """Leg odometry: base linear velocity [m/s; base frame] from the stance feet, (3,).
+    def implied_base_velocities_b(self, q: np.ndarray, qd: np.ndarray,
+                                  ang_vel_b: np.ndarray) -> np.ndarray:
+        """The base velocity each foot implies if it stands still [m/s; base frame], (n, 3).
 
         A stance foot does not move in the world: 0 = v_b + omega_b x p_b + J(q) qd for its
-        position p_b and Jacobian J in the base frame, so each stance foot gives
-        v_b = -(J qd + omega_b x p_b); the estimate is their mean. q [rad], qd [rad/s] in
-        policy order, ang_vel_b [rad/s; base frame], stance_mask (n_feet,) bool.
-        Returns NaN (3,) when no foot is in stance.
+        position p_b and Jacobian J in the base frame, so it implies
+        v_b = -(J qd + omega_b x p_b). q [rad], qd [rad/s] in policy order, ang_vel_b
+        [rad/s; base frame].
         """
+        jac = self.foot_jacobians_b(q)
+        pos = self.foot_positions_b(q)
+        return -(jac @ np.asarray(qd, dtype=np.float64) + np.cross(ang_vel_b, pos))
+
+    def base_velocity_from_legs(self, q: np.ndarray, qd: np.ndarray, ang_vel_b: np.ndarray,
+                                stance_mask: np.ndarray) -> np.ndarray:
+        """Leg odometry: the mean of the stance feet's implied base velocities [m/s; base
+        frame], (3,); NaN (3,) when no foot is in stance. stance_mask (n_feet,) bool."""
         stance = np.asarray(stance_mask, dtype=bool)
         if not stance.any():
             return np.full(3, np.nan)
-        jac = self.foot_jacobians_b(q)[stance]
-        pos = self.foot_positions_b(q)[stance]
-        foot_vel_b = jac @ np.asarray(qd, dtype=np.float64) + np.cross(ang_vel_b, pos)
-        return -foot_vel_b.mean(axis=0)
+        return self.implied_base_velocities_b(q, qd, ang_vel_b)[stance].mean(axis=0)

@@ -172,6 +172,8 @@ class LegOdometryPart(PartBase):
                 resolve_urdf(params.urdf_file), list(contract.joint_names), feet)
         except ValueError as exc:   # feet or joints the URDF does not have
             raise ContractError(f'robot_params.foot_names: {exc}') from exc
+        self._used = None
+        """The joint-state sample of the latest estimate."""
         self.observes_velocity = any(t.name == 'lin_vel_b' for t in contract.observations)
         if self.observes_velocity and self.odometry is None:
             raise ContractError('observation lin_vel_b: estimated by leg odometry, which '
@@ -197,11 +199,13 @@ class LegOdometryPart(PartBase):
             self.odometry.reset()
 
     def update(self, store: SensorStore, profile) -> None:
-        """An estimate from the latest joint states and imu; joint velocities outside the
-        joint-velocity latch's domain reset it (that latch covers them)."""
-        imu = store.latest('imu')
-        if self.odometry is None or imu is None or store.latest('joint_state') is None:
+        """An estimate from each new joint-state sample (one sample that stays fresh over
+        several ticks counts once in the filtered speed) and the latest imu; joint velocities
+        outside the joint-velocity latch's domain reset it (that latch covers them)."""
+        imu, joints = store.latest('imu'), store.latest('joint_state')
+        if self.odometry is None or imu is None or joints is None or joints is self._used:
             return
+        self._used = joints
         q, qd = profile.joint_state(store)
         if not np.all(np.abs(qd) <= self.joint_vel_limit_rad_s):
             self.odometry.reset()
