@@ -30,6 +30,13 @@ class QuadrotorParams:
     legacy_thrust_map: str = 'battery_compensated'
     """cmd_vel_legacy: how the firmware turns the thrust command into thrust
     ('battery_compensated' or 'pwm_2015'; sim2real.deploy.cmd_vel_legacy)."""
+    odom_twist_frame: str = 'body'
+    """Frame of the odometry message's twist: 'body' (nav_msgs: child_frame_id) or 'world'
+    (crazyswarm2's C++ server, from the firmware's world-frame stateEstimateZ.v*)."""
+    odom_twist_window_s: float = 0.2
+    """Window over which the twist must explain the position's motion [s]."""
+    odom_twist_tolerance_m: float = 0.03
+    """Largest displacement the twist may leave unexplained over that window [m]; 0: off."""
     odom_timeout_s: float = 0.05
     """Odometry older than this on the steady clock latches the fallback [s]."""
     imu_timeout_s: float = 0.05

@@ -20,6 +20,7 @@ from sim2real.contract import ContractError
 from sim2real.deploy.cmd_vel_legacy import thrust_map
 from sim2real.deploy.robots.quadrotor.landing import LandingEvidence
 from sim2real.deploy.robots.quadrotor.params import QuadrotorParams
+from sim2real.deploy.robots.quadrotor.twist_check import TwistCheck
 from sim2real.deploy.runtime import filters
 from sim2real.deploy.runtime.contract_check import non_negative, positive
 from sim2real.deploy.runtime.integrators import Integrator
@@ -64,6 +65,9 @@ class QuadrotorProfile:
         self.motors_off = False
         """The fallback has switched the motors off (final, but for a landing revoked while
         the vehicle could still be falling: see landing.py)."""
+        self.twist = TwistCheck(params.odom_twist_window_s, params.odom_twist_tolerance_m,
+                                params.odom_twist_frame)
+        """Whether the odometry's twist explains the motion of its position."""
         self.landing = LandingEvidence(params)
         """Distinct odometry samples for and against 'landed' since the latch."""
         self.cut_s: float | None = None
@@ -88,13 +92,17 @@ class QuadrotorProfile:
         return sample
 
     def off_command(self, store: SensorStore | None = None) -> np.ndarray:
-        """Motors off: thrust 0 and rates 0, or every rotor speed 0."""
+        """Motors off: thrust 0 and rates 0, or every rotor speed 0 (a tick's, with the store:
+        the twist check follows the odometry while disarmed too)."""
+        if store is not None:
+            self.twist.observe(store.latest('odom'))
         return np.zeros(4 if self.kind == 'thrust_body_rates' else self.num_rotors)
 
     def latch_reason(self, store: SensorStore, now_s: float) -> str:
-        """'stale:<stream>', 'tilt', 'geofence', 'speed' or 'ang_vel' when a latch condition
-        holds, else '' (speed and body rates beyond max_speed_m_s / max_ang_vel_rad_s are
-        outside anything the policy was trained for)."""
+        """'stale:<stream>', 'tilt', 'geofence', 'speed', 'odom_twist' or 'ang_vel' when a
+        latch condition holds, else '' (speed and body rates beyond max_speed_m_s /
+        max_ang_vel_rad_s are outside anything the policy was trained for; odom_twist: the
+        twist does not explain the position's motion, twist_check.py)."""
         for watchdog in self.watchdogs:
             reason = watchdog.reason(store, now_s)
             if reason:
@@ -108,13 +116,19 @@ class QuadrotorProfile:
             return 'geofence'
         if not self.velocity_usable(store):
             return 'speed'
+        self.twist.observe(store.latest('odom'))
+        if self.twist.failed:
+            return 'odom_twist'
         rates = [store.value(s, 'ang_vel_b') for s in ('odom', 'imu') if store.latest(s)]
         if not all(np.max(np.abs(w)) <= self.params.max_ang_vel_rad_s for w in rates):
             return 'ang_vel'
         return ''
 
     def velocity_usable(self, store: SensorStore) -> bool:
-        """Whether the latest odometry speed is within max_speed_m_s (the trained domain)."""
+        """Whether the latest odometry speed is within max_speed_m_s (the trained domain).
+        (A twist the position's motion does not explain is still used by the descent: a
+        world-frame twist's vertical speed is right within the tilt, and a position glitch
+        leaves the velocity as it was.)"""
         return bool(np.linalg.norm(store.value('odom', 'lin_vel_b'))
                     <= self.params.max_speed_m_s)
 
@@ -122,7 +136,8 @@ class QuadrotorProfile:
         """Why enable() must refuse now ('' to arm): the latch conditions, odom required."""
         if store.latest('odom') is None:
             return 'stale:odom'
-        return self.latch_reason(store, now_s)
+        reason = self.latch_reason(store, now_s)
+        return f'{reason} ({self.twist.explain()})' if reason == 'odom_twist' else reason
 
     def observation_inputs(self, store: SensorStore, now_s: float) -> dict:
         """Term inputs from the latest samples (ang_vel_b from the fresher of imu and odom,
@@ -176,6 +191,7 @@ class QuadrotorProfile:
         row (landing.py); that cut is revoked while samples show the vehicle still in the air
         within the fall window."""
         odom_fresh = not self.watchdogs[0].stale(store, now_s)
+        self.twist.observe(store.latest('odom'))
         self.landing.observe(store.latest('odom') if odom_fresh else None)
         if self.cut_s is not None and self.landing.in_the_air(self.cut_s, now_s):
             log.warning('odometry shows the vehicle in the air after the landing cut: '
@@ -279,7 +295,11 @@ def check_quadrotor_params(contract: Contract, params: QuadrotorParams, model=No
     positive(params, 'max_body_rate_rad_s', 'odom_timeout_s', 'max_tilt_rad',
              'rate_hz', 'max_speed_m_s', 'max_ang_vel_rad_s')
     non_negative(params, 'imu_timeout_s', 'setpoint_timeout_s', 'soft_start_s',
-                 'fallback_max_descent_s')
+                 'fallback_max_descent_s', 'odom_twist_tolerance_m')
+    positive(params, 'odom_twist_window_s')
+    if params.odom_twist_frame not in ('body', 'world'):
+        raise ParamError(f'parameter "odom_twist_frame": {params.odom_twist_frame!r} is not '
+                         "'body' (nav_msgs: child_frame_id) or 'world'")
     if not np.all(np.less(params.geofence_min_m, params.geofence_max_m)):
         raise ParamError('parameter "geofence_min_m": must be below geofence_max_m per axis')
     raw = tree(contract)

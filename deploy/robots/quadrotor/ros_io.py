@@ -11,6 +11,7 @@ from std_msgs.msg import Float64MultiArray
 
 from sim2real.deploy import ros_msgs
 from sim2real.deploy.cmd_vel_legacy import thrust_map
+from sim2real.deploy.runtime.sensors import rotmat_from_quat
 
 
 class QuadrotorIo:
@@ -18,7 +19,10 @@ class QuadrotorIo:
 
     def __init__(self, node, params):
         """odom, imu (sensor-data QoS) and setpoint in; the command on command_topic."""
-        node.subscribe_sensor(Odometry, params.odom_topic, ros_msgs.odometry_to_values, 'odom')
+        to_values = (ros_msgs.odometry_to_values if params.odom_twist_frame == 'body'
+                     else world_twist_odometry_to_values)
+        node.subscribe_sensor(Odometry, params.odom_topic, to_values, 'odom')
+        self.twist = node.runtime.profile.twist
         node.subscribe_sensor(Imu, params.imu_topic, ros_msgs.imu_to_values, 'imu')
         node.subscribe_sensor(PointStamped, params.setpoint_topic, ros_msgs.point_to_values,
                               'setpoint', sensor_qos=False)
@@ -37,8 +41,23 @@ class QuadrotorIo:
         self.publisher.publish(msg)
 
     def diagnostics(self) -> dict[str, float]:
-        """Nothing beyond the node's."""
-        return {}
+        """How much of the position's motion the odometry twist leaves unexplained [m]."""
+        return {'odom_twist_residual_m': float(self.twist.residual_m)}
+
+
+def world_twist_odometry_to_values(msg: Odometry) -> tuple[dict[str, np.ndarray], float]:
+    """odometry_to_values of a message whose twist is world-frame: the linear and angular
+    velocity rotated into the body by the message's own attitude (R^T v)."""
+    values, stamp_s = ros_msgs.odometry_to_values(msg)
+    return twist_world_to_body(values), stamp_s
+
+
+def twist_world_to_body(values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """values with lin_vel_b and ang_vel_b rotated from the world into the body frame (a
+    quaternion that is no rotation gives NaN, which the runtime refuses)."""
+    rotmat = rotmat_from_quat(values['quat_wxyz'])
+    return dict(values, lin_vel_b=rotmat.T @ values['lin_vel_b'],
+                ang_vel_b=rotmat.T @ values['ang_vel_b'])
 
 
 ROS_IO = QuadrotorIo

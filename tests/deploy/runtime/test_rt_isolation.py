@@ -31,7 +31,8 @@ allowed = ('sim2real', 'sim2real.contract', 'sim2real.contract_digest', 'sim2rea
            'sim2real.deploy.cmd_vel_legacy')
 robot = ('sim2real.deploy.robots.quadrotor', 'sim2real.deploy.robots.quadrotor.params',
          'sim2real.deploy.robots.quadrotor.profile', 'sim2real.deploy.robots.quadrotor.runtime',
-         'sim2real.deploy.robots.quadrotor.landing')
+         'sim2real.deploy.robots.quadrotor.landing',
+         'sim2real.deploy.robots.quadrotor.twist_check')
 ours = sorted(m for m in sys.modules if m.startswith('sim2real') and m not in allowed + robot
               and not m.startswith('sim2real.deploy.runtime.'))
 print('OK', loaded, ours)

@@ -1,0 +1,104 @@
+"""Does the odometry's twist agree with the motion of its position?
+
+nav_msgs/Odometry carries the twist in the body frame (child_frame_id); some drivers put a
+world-frame velocity there (crazyswarm2's C++ server fills it from the firmware's
+``stateEstimateZ.vx/vy/vz``, which are world-frame). A policy fed a rotated velocity flies
+away; nothing else in the chain notices. Over the distinct odometry samples of the last
+``window_s`` (by their stamps), the position's displacement must equal the integral of the
+twist rotated into the world (trapezoid rule):
+
+    r = (p_k - p_j) - sum_i (R_i v_i + R_i+1 v_i+1) / 2 (t_i+1 - t_i)
+
+Position noise enters r once (the displacement telescopes), however many samples the window
+holds, so a window of 0.2 s sees a twist wrong by 0.15 m/s at a tolerance of 3 cm. |r| above
+``tolerance_m`` is a latch ('odom_twist') and refuses an enable; the residual of the other
+frame's reading (the twist taken as world-frame) says which frame fits, for the operator.
+A position glitch (a jump no twist explains) fails the same check.
+"""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+
+from sim2real.deploy.runtime.sensors import rotmat_from_quat, Sample
+
+MIN_SPAN = 0.5
+"""The samples must span this share of the window before the check judges."""
+
+
+def twist_residual_m(stamps_s: np.ndarray, pos_w: np.ndarray, vel_w: np.ndarray) -> float:
+    """|displacement - integral of the velocity| [m] over samples (stamps [s], positions
+    [m; world] and velocities [m/s; world], (n,) (n, 3) (n, 3)); 0 for fewer than 2."""
+    if len(stamps_s) < 2:
+        return 0.0
+    dt = np.diff(stamps_s)[:, None]
+    travelled = np.sum(0.5 * (vel_w[1:] + vel_w[:-1]) * dt, axis=0)
+    return float(np.linalg.norm(pos_w[-1] - pos_w[0] - travelled))
+
+
+class TwistCheck:
+    """The residual of the last window of distinct odometry samples, in both frames."""
+
+    def __init__(self, window_s: float, tolerance_m: float, frame: str = 'body'):
+        """Window [s], tolerance [m] (0 switches the check off) and the frame the odometry
+        message's twist is read in ('body' or 'world'; the sample holds it in the body)."""
+        self.window_s, self.tolerance_m, self.frame = window_s, tolerance_m, frame
+        self._samples: collections.deque = collections.deque()
+        self._seen: Sample | None = None
+        self.residual_m = 0.0
+        """Residual of the twist as the node reads it (body frame) [m]."""
+        self.other_residual_m = 0.0
+        """Residual if the twist were world-frame [m]."""
+
+    def reset(self) -> None:
+        """Forget the samples."""
+        self._samples.clear()
+        self._seen = None
+        self.residual_m = self.other_residual_m = 0.0
+
+    def observe(self, sample: Sample | None) -> None:
+        """Add the latest odometry sample (once; None: nothing new)."""
+        if self.tolerance_m <= 0.0 or sample is None or sample is self._seen:
+            return
+        self._seen = sample
+        stamp = sample.stamp_s
+        if self._samples and not stamp > self._samples[-1][0]:
+            self._samples.clear()   # the source's stamps restarted: start over
+        rotmat = rotmat_from_quat(np.asarray(sample.values['quat_wxyz'], dtype=np.float64))
+        vel_w = rotmat @ np.asarray(sample.values['lin_vel_b'], dtype=np.float64)
+        # the other reading of the message's twist: a body-frame message taken as world, or a
+        # world-frame one (converted with R^T at entry) taken as body
+        other_w = rotmat.T @ vel_w if self.frame == 'body' else rotmat @ vel_w
+        self._samples.append((stamp, np.asarray(sample.values['pos_w'], dtype=np.float64),
+                              vel_w, other_w))
+        while self._samples and stamp - self._samples[0][0] > self.window_s:
+            self._samples.popleft()
+        self._judge()
+
+    def _judge(self) -> None:
+        """Residuals of the window's samples when they span enough of it, else 0."""
+        stamps = np.array([s[0] for s in self._samples])
+        if len(stamps) < 2 or stamps[-1] - stamps[0] < MIN_SPAN * self.window_s:
+            self.residual_m = self.other_residual_m = 0.0
+            return
+        pos = np.array([s[1] for s in self._samples])
+        self.residual_m = twist_residual_m(stamps, pos, np.array([s[2] for s in self._samples]))
+        self.other_residual_m = twist_residual_m(stamps, pos,
+                                                 np.array([s[3] for s in self._samples]))
+
+    @property
+    def failed(self) -> bool:
+        """Whether the twist disagrees with the position's motion beyond the tolerance."""
+        return self.tolerance_m > 0.0 and not self.residual_m <= self.tolerance_m
+
+    def explain(self) -> str:
+        """Why the check failed, for an operator."""
+        other = 'world' if self.frame == 'body' else 'body'
+        hint = (f'; the twist fits a {other}-frame velocity: check odom_twist_frame'
+                if self.other_residual_m <= self.tolerance_m else
+                '; a position jump or a wrong velocity')
+        return (f'the odometry twist (odom_twist_frame {self.frame}) disagrees with the '
+                f'motion of its position by {self.residual_m:.3g} m over {self.window_s:g} s '
+                f'(odom_twist_tolerance_m {self.tolerance_m:g}){hint}')

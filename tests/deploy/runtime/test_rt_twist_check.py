@@ -1,0 +1,127 @@
+"""The odometry twist against the motion of its position (twist_check.py): hand numbers,
+and the shipped hover policy's runtime fed a vehicle that moves at a yaw of 90 degrees."""
+
+import math
+
+import numpy as np
+import pytest
+
+from sim2real.deploy.robots.quadrotor.ros_io import twist_world_to_body
+from sim2real.deploy.robots.quadrotor.twist_check import twist_residual_m
+from sim2real.deploy.runtime import Runtime, Sample
+from tests.deploy.runtime.test_rt_adversarial import ROOT
+
+YAW_90 = np.array([math.cos(math.pi / 4), 0.0, 0.0, math.sin(math.pi / 4)])
+"""Body x along world y."""
+
+
+def test_residual_hand_numbers():
+    """Moving 1 m/s along x for 0.2 s: a twist of (1, 0, 0) explains it (0 m); a twist of 0
+    leaves 0.2 m; (0, 1, 0) leaves |(0.2, -0.2)| = 0.283 m; a 1 m jump adds 1 m."""
+    t = np.linspace(0.0, 0.2, 21)
+    pos = np.stack([t, np.zeros_like(t), np.ones_like(t)], axis=1)
+    ones = np.tile([1.0, 0.0, 0.0], (21, 1))
+    assert twist_residual_m(t, pos, ones) == pytest.approx(0.0, abs=1e-12)
+    assert twist_residual_m(t, pos, np.zeros((21, 3))) == pytest.approx(0.2)
+    assert twist_residual_m(t, pos, np.roll(ones, 1, axis=1)) == pytest.approx(math.hypot(.2, .2))
+    pos[-1, 2] += 1.0
+    assert twist_residual_m(t, pos, ones) == pytest.approx(1.0)
+
+
+@pytest.fixture
+def quad():
+    """The shipped hover policy behind config/quadrotor.yaml (twist window 0.2 s, 3 cm)."""
+    return Runtime.from_files(ROOT / 'policies/quadrotor_hover.onnx',
+                              ROOT / 'config/quadrotor.yaml')
+
+
+def moving(t, world_twist=False, vel_w=(0.5, 0.0, 0.0), since=0.0):
+    """Odometry at t of a vehicle at yaw 90 deg moving at vel_w [m/s; world] from (0, 0, 1.5)
+    since `since` [s], its twist in the body frame as nav_msgs says (or in the world frame,
+    as some drivers publish it)."""
+    vel_w = np.asarray(vel_w)
+    rotmat = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+    return Sample({'pos_w': np.array([0.0, 0.0, 1.5]) + vel_w * max(t - since, 0.0),
+                   'quat_wxyz': YAW_90, 'lin_vel_b': vel_w if world_twist else rotmat.T @ vel_w,
+                   'ang_vel_b': np.zeros(3)}, t, t)
+
+
+STILL = (0.0, 0.0, 0.0)
+
+
+def feed(runtime, t, sample):
+    """One odometry and IMU sample at t."""
+    runtime.put('odom', sample)
+    runtime.put('imu', Sample({'ang_vel_b': np.zeros(3)}, t, t))
+
+
+def test_a_body_frame_twist_that_fits_flies(quad):
+    """0.5 m/s along world x at yaw 90 degrees, the twist in the body frame (0, -0.5, 0):
+    enabled, and 0.5 s of ticks stay armed; the residual is ~0."""
+    for t in np.arange(0.0, 0.3, 0.01):
+        feed(quad, float(t), moving(float(t)))
+        quad.step(float(t))
+    assert quad.enable(0.3) == (True, '')
+    for t in np.arange(0.31, 0.8, 0.01):
+        feed(quad, float(t), moving(float(t)))
+        assert quad.step(float(t)).state in ('soft_start', 'active')
+    assert quad.profile.twist.residual_m < 1e-9
+
+
+def test_a_world_frame_twist_refuses_the_enable_naming_the_frame(quad):
+    """Carried at 0.5 m/s at yaw 90 degrees by a driver that publishes the world-frame
+    velocity (0.5, 0, 0) as the twist: the enable is refused, saying a world-frame velocity
+    fits and naming the parameter; with odom_twist_frame world, the converted sample fits."""
+    for t in np.arange(0.0, 0.3, 0.01):
+        feed(quad, float(t), moving(float(t), world_twist=True))
+        quad.step(float(t))
+    ok, why = quad.enable(0.3)
+    assert not ok and why.startswith('odom_twist (') and 'world-frame' in why
+    assert 'odom_twist_frame' in why
+    converted = Runtime.from_files(ROOT / 'policies/quadrotor_hover.onnx',
+                                   ROOT / 'config/quadrotor.yaml',
+                                   overrides={'odom_twist_frame': 'world'})
+    for t in np.arange(0.0, 0.3, 0.01):
+        sample = moving(float(t), world_twist=True)
+        feed(converted, float(t), Sample(twist_world_to_body(sample.values), t, t))
+        converted.step(float(t))
+    assert converted.enable(0.3) == (True, '')
+
+
+def test_a_world_frame_twist_in_flight_latches_on_the_tick_it_shows(quad):
+    """Hovering still, then moving at 0.5 m/s along world x at yaw 90 degrees with the twist
+    in the world frame: the residual grows by |(0.5, 0, 0) - (0, 0.5, 0)| = 0.707 m/s x 10 ms
+    per tick and passes 3 cm in the fifth tick of motion; the latch 'odom_twist' comes on
+    that tick."""
+    for t in np.arange(0.0, 0.3, 0.01):
+        feed(quad, float(t), moving(float(t), vel_w=STILL))
+        quad.step(float(t))
+    assert quad.enable(0.3) == (True, '')
+    for t in np.arange(0.31, 0.505, 0.01):
+        feed(quad, float(t), moving(float(t), vel_w=STILL))
+        quad.step(float(t))
+    ticks = []
+    for k in range(1, 8):
+        t = 0.5 + 0.01 * k
+        feed(quad, t, moving(t, world_twist=True, since=0.5))
+        result = quad.step(t)
+        ticks.append((result.state, result.reason, quad.profile.twist.residual_m))
+        if result.state == 'fallback':
+            break
+    assert ticks[-1][:2] == ('fallback', 'odom_twist')
+    assert len(ticks) == 5 and ticks[-2][2] <= 0.03 < ticks[-1][2], ticks
+
+
+def test_a_position_jump_latches(quad):
+    """One sample 1.5 m below the others (a glitch no twist explains) latches 'odom_twist'
+    when it arrives; the descent still has its vertical speed (level-and-descend, not blind)."""
+    for t in np.arange(0.0, 0.3, 0.01):
+        feed(quad, float(t), moving(float(t), vel_w=STILL))
+        quad.step(float(t))
+    assert quad.enable(0.3) == (True, '')
+    glitch = moving(0.31, vel_w=STILL)
+    glitch.values['pos_w'][2] = 0.0
+    feed(quad, 0.31, glitch)
+    result = quad.step(0.31)
+    assert (result.state, result.reason) == ('fallback', 'odom_twist')
+    assert result.command[0] == pytest.approx(0.027 * (9.81 + 2.0 * -0.4), rel=1e-6)
