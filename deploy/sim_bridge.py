@@ -73,7 +73,8 @@ class SimBridge(Node):
         validate(p)
         self.p = p
         self.streams = bridge_of(robot).streams
-        self.faults = FaultInjector(fault_cfg(p), streams=self.streams, seed=p['seed'])
+        self.faults = FaultInjector(fault_cfg(p), streams=self.streams, seed=p['seed'],
+                                    robot_faults=bridge_of(robot).faults)
         self._gt_pub = self.create_publisher(Odometry, '~/ground_truth', 10)
         self._events_pub = self.create_publisher(String, '~/events', 50)
         self._command_subs = []
@@ -138,6 +139,7 @@ class SimBridge(Node):
 
     def _physics_step(self, state_s: float) -> None:
         """One physics step ending at state_s; sample the streams whose deadline it reached."""
+        self.faults.act(self.sim, state_s)
         self.sim.step(state_s)
         self._next_state_s += self.sim.dt_s
         self._steps += 1
@@ -159,8 +161,9 @@ class SimBridge(Node):
 
         Events carry the wall times that judge a fault: 'fault_on' the steady time of the last
         FRESH message of each stream (finite, newer stamp) at onset, and 'fault_effect' the
-        time the first non-fresh message (NaN, or a repeated stamp) went out after onset. A
-        bridge running late under CPU load thus does not count against the node.
+        time the first non-fresh message (NaN, or a repeated stamp) went out after onset, or
+        the first message a robot fault marks as its effect (RobotFault.effect). A bridge
+        running late under CPU load thus does not count against the node.
         """
         self.faults.update(now_s)
         for stream in self.streams:
@@ -169,6 +172,10 @@ class SimBridge(Node):
                 sent_s = time.monotonic()   # before publish: the node may act before it returns
                 self._pubs[stream].publish(msg)
                 self._track_freshness(stream, values, stamp_s, sent_s)
+                for fault in self.faults.pop_effects():
+                    self._events_pub.publish(String(data=json.dumps({
+                        'event': 'fault_effect', 'fault': fault, 'stream': stream,
+                        'monotonic_s': sent_s})))
         for event in self.faults.pop_events() + self.sim.pop_events():
             payload = {'event': event.event, 'fault': event.fault,
                        'monotonic_s': event.monotonic_s}

@@ -20,6 +20,11 @@ Faults (names as in the spec):
 - ``latency_spike``: at onset, every sensor message is held for ``spike_s`` and then all are
   released at once; one spike per onset (it does not repeat while the fault stays on).
 - ``command_loss``: ``commands_allowed`` is False; the bridge discards incoming commands.
+
+A robot's twin adds faults of its own (RobotFault: the quadrotor's glitched odometry sample
+and world-frame twist, the quadruped's push): a change to one stream's samples as a
+function of the time since onset (which may withhold a sample), and an action on the
+simulation before every physics step.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from __future__ import annotations
 import collections
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -36,10 +42,28 @@ STREAM_FAULTS = ('frozen', 'nan')
 """Faults of one sensor stream, named '<kind>_<stream>' (frozen_imu, nan_joint_states)."""
 
 
-def fault_names(streams) -> tuple[str, ...]:
-    """Every fault name of a bridge with these sensor streams."""
+def fault_names(streams, extra=()) -> tuple[str, ...]:
+    """Every fault name of a bridge with these sensor streams (and a robot's own, extra)."""
     return GENERIC_FAULTS + tuple(f'{kind}_{stream}' for kind in STREAM_FAULTS
-                                  for stream in streams)
+                                  for stream in streams) + tuple(extra)
+
+
+@dataclass(frozen=True)
+class RobotFault:
+    """A fault a robot's twin adds to the generic ones."""
+
+    stream: str = ''
+    """The sensor stream whose samples transform changes ('' for none)."""
+    transform: Callable[[dict, float], dict | None] | None = None
+    """(values, seconds since onset) -> the values to publish, or None to withhold them."""
+    act: Callable[[object, float | None], None] | None = None
+    """(sim, seconds since onset, None while inactive): acts on the simulated robot before
+    every physics step (and undoes its action when the fault is off)."""
+    effect: Callable[[dict, dict], bool] | None = None
+    """(values offered, values published) -> whether the node can now see the fault: the
+    first such sample is the fault's effect (a 'fault_effect' event when it goes out)."""
+    reset: Callable[[], None] | None = None
+    """Called at each onset (a fault that keeps state between samples starts over)."""
 
 
 _RELEASE_EPS_S = 1e-9   # a release at t + delay is due at now = t + delay despite rounding
@@ -87,32 +111,33 @@ class BridgeEvent:
     monotonic_s: float
 
 
-def _valid(name: str, streams) -> bool:
-    """name is a fault of these streams (None: of any stream)."""
-    if streams is not None:
-        return name in fault_names(streams)
+def _valid(name: str, streams, extra=()) -> bool:
+    """name is a fault of these streams or one of extra (streams None: of any stream)."""
+    if streams is not None or name in extra:
+        return name in fault_names(streams or (), extra)
     kind, _, stream = name.partition('_')
     return name in GENERIC_FAULTS or (kind in STREAM_FAULTS and bool(stream))
 
 
-def validate_names(names, streams=None) -> tuple[str, ...]:
+def validate_names(names, streams=None, extra=()) -> tuple[str, ...]:
     """The names as a tuple; FaultError naming the unknown ones and listing the valid ones
-    (faults of these sensor streams; None: '<kind>_<stream>' of any stream)."""
+    (faults of these sensor streams and the robot's own, extra; None: '<kind>_<stream>' of
+    any stream)."""
     names = tuple(names)
-    unknown = [n for n in names if not _valid(n, streams)]
+    unknown = [n for n in names if not _valid(n, streams, extra)]
     if unknown:
-        valid = fault_names(streams if streams is not None else ('<stream>',))
+        valid = fault_names(streams if streams is not None else ('<stream>',), extra)
         raise FaultError(f'unknown fault(s) {", ".join(map(repr, unknown))}; '
                          f'valid: {", ".join(valid)}')
     return names
 
 
-def parse_fault_list(text: str, streams=None) -> tuple[str, ...]:
+def parse_fault_list(text: str, streams=None, extra=()) -> tuple[str, ...]:
     """Validated fault names from a comma list such as 'drop, nan_imu' ('' -> none)."""
-    return validate_names((n.strip() for n in text.split(',') if n.strip()), streams)
+    return validate_names((n.strip() for n in text.split(',') if n.strip()), streams, extra)
 
 
-def parse_schedule(text: str, streams=None) -> tuple[ScheduledFault, ...]:
+def parse_schedule(text: str, streams=None, extra=()) -> tuple[ScheduledFault, ...]:
     """Parse 'name@start_s+duration_s;...' (whitespace and empty entries ignored)."""
     entries = []
     for raw in text.split(';'):
@@ -131,7 +156,7 @@ def parse_schedule(text: str, streams=None) -> tuple[ScheduledFault, ...]:
         if start_s < 0 or duration_s <= 0:
             raise FaultError(f'fault schedule entry {entry!r}: start_s must be >= 0 and '
                              'duration_s > 0')
-        validate_names([name.strip()], streams)
+        validate_names([name.strip()], streams, extra)
         entries.append(ScheduledFault(name.strip(), start_s, duration_s))
     return tuple(entries)
 
@@ -139,10 +164,15 @@ def parse_schedule(text: str, streams=None) -> tuple[ScheduledFault, ...]:
 class FaultInjector:
     """Applies the active faults to sensor messages and commands, seeded, time injected."""
 
-    def __init__(self, cfg: FaultCfg | None = None, streams=('odom', 'imu'), seed: int = 0):
-        """Fault magnitudes, the sensor stream names and the RNG seed."""
+    def __init__(self, cfg: FaultCfg | None = None, streams=('odom', 'imu'), seed: int = 0,
+                 robot_faults: dict[str, RobotFault] | None = None):
+        """Fault magnitudes, the sensor stream names, the RNG seed and the robot's faults."""
         self.cfg = cfg or FaultCfg()
         self.streams = tuple(streams)
+        self.robot_faults = dict(robot_faults or {})
+        self._onset_s: dict[str, float] = {}
+        self._effect_seen: set[str] = set()
+        self._released_effects: list[str] = []
         self._rng = np.random.default_rng(seed)
         self._manual: frozenset[str] = frozenset()
         self._schedule: tuple[ScheduledFault, ...] = ()
@@ -157,13 +187,13 @@ class FaultInjector:
     def set_active(self, names, now_s: float) -> None:
         """Replace the manual faults (names or a comma list; validated); the schedule stays."""
         if isinstance(names, str):
-            names = parse_fault_list(names, self.streams)
-        self._manual = frozenset(validate_names(names, self.streams))
+            names = parse_fault_list(names, self.streams, self.robot_faults)
+        self._manual = frozenset(validate_names(names, self.streams, self.robot_faults))
         self.update(now_s)
 
     def set_schedule(self, schedule, origin_s: float) -> None:
         """Use a schedule (string or ScheduledFault entries) relative to origin_s."""
-        self._schedule = parse_schedule(schedule, self.streams) if isinstance(
+        self._schedule = parse_schedule(schedule, self.streams, self.robot_faults) if isinstance(
             schedule, str) else tuple(schedule)
         self._origin_s = origin_s
         self.update(origin_s)
@@ -174,6 +204,7 @@ class FaultInjector:
         for queue in self._queues.values():
             queue.clear()
         self._last.clear()
+        self._released_effects.clear()
         self._spike_until_s = -math.inf
         self.set_schedule(self._schedule, now_s)
 
@@ -183,6 +214,10 @@ class FaultInjector:
         scheduled = {f.name for f in self._schedule if f.start_s <= t < f.start_s + f.duration_s}
         active = self._manual | scheduled
         for name in sorted(active - self._active):
+            self._onset_s[name] = now_s
+            self._effect_seen.discard(name)
+            if name in self.robot_faults and self.robot_faults[name].reset is not None:
+                self.robot_faults[name].reset()
             self._on_onset(name, now_s)
             self._events.append(BridgeEvent('fault_on', name, now_s))
         for name in sorted(self._active - active):
@@ -209,9 +244,37 @@ class FaultInjector:
         """False while 'command_loss' is active."""
         return 'command_loss' not in self.update(now_s)
 
+    def act(self, sim, now_s: float) -> None:
+        """Let each robot fault with an action act on the simulation (before a physics
+        step at now_s): with the time since its onset, or None while it is off."""
+        active = self.update(now_s)
+        for name, fault in self.robot_faults.items():
+            if fault.act is not None:
+                fault.act(sim, now_s - self._onset_s[name] if name in active else None)
+
+    def _robot_transform(self, stream: str, values: dict, active, now_s: float):
+        """values through the active robot faults of this stream (None: withheld) and the
+        faults whose effect these published values are the first of."""
+        effects = []
+        for name, fault in self.robot_faults.items():
+            if name not in active or fault.stream != stream or fault.transform is None:
+                continue
+            out = fault.transform(values, now_s - self._onset_s[name])
+            if out is None:
+                return None, effects
+            if fault.effect is not None and name not in self._effect_seen and fault.effect(
+                    values, out):
+                self._effect_seen.add(name)
+                effects.append(name)
+            values = out
+        return values, effects
+
     def offer(self, stream: str, values: dict, stamp_s: float, now_s: float) -> None:
         """Queue a fresh sample of a stream with the active faults applied."""
         active = self.update(now_s)
+        values, effects = self._robot_transform(stream, values, active, now_s)
+        if values is None:
+            return
         sample = ({k: np.array(v, dtype=np.float64) for k, v in values.items()}, stamp_s)
         if f'frozen_{stream}' in active:
             sample = self._frozen.setdefault(stream, self._last.get(stream, sample))
@@ -231,13 +294,20 @@ class FaultInjector:
         queue = self._queues[stream]
         if queue:
             release_s = max(release_s, queue[-1][0])
-        queue.append((release_s, sample))
+        queue.append((release_s, sample, tuple(effects)))
 
     def due(self, stream: str, now_s: float) -> list[tuple[dict, float]]:
         """(values, stamp_s) of the stream's messages released by now_s, in order."""
         queue = self._queues[stream]
         out = []
         while queue and queue[0][0] <= now_s + _RELEASE_EPS_S:
-            values, stamp_s = queue.popleft()[1]
+            _, (values, stamp_s), effects = queue.popleft()
+            self._released_effects.extend(effects)
             out.append(({k: v.copy() for k, v in values.items()}, stamp_s))
         return out
+
+    def pop_effects(self) -> list[str]:
+        """Robot faults whose first effect was among the samples due() released since the
+        last call (RobotFault.effect)."""
+        effects, self._released_effects = self._released_effects, []
+        return effects

@@ -8,11 +8,12 @@ parameter; fault names are checked against the sensor streams the robot has.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 from sim2real.deploy.bridge.faults import (
-    FaultCfg, FaultError, fault_names as stream_fault_names, parse_fault_list, parse_schedule)
+    FaultCfg, FaultError, fault_names as stream_fault_names, parse_fault_list, parse_schedule,
+    RobotFault)
 from sim2real.deploy.robots import robot_module
 
 COMMON_DEFAULTS = {
@@ -47,6 +48,8 @@ class RobotBridge:
     """checks(p) -> [(name, ok, why)] of its own parameters."""
     make_sim: Callable[[dict], object]
     """The simulation for the parameters p (step, reset, the stream methods, ...)."""
+    faults: dict[str, RobotFault] = field(default_factory=dict)
+    """Faults of the robot's own beside the generic and per-stream ones (faults.py)."""
 
 
 def bridge_of(robot: str) -> RobotBridge:
@@ -63,13 +66,15 @@ def declared_parameters(robot: str) -> dict:
 
 
 def fault_names(robot: str) -> tuple[str, ...]:
-    """The fault names a robot's bridge accepts (faults of its own sensor streams)."""
-    return stream_fault_names(bridge_of(robot).streams)
+    """The fault names a robot's bridge accepts (faults of its own sensor streams and its
+    own faults)."""
+    bridge = bridge_of(robot)
+    return stream_fault_names(bridge.streams, bridge.faults)
 
 
 def parse_robot_faults(robot: str, text: str) -> tuple[str, ...]:
     """parse_fault_list, also rejecting faults of streams this robot does not have."""
-    names = parse_fault_list(text)
+    names = parse_fault_list(text, extra=bridge_of(robot).faults)
     foreign = [n for n in names if n not in fault_names(robot)]
     if foreign:
         raise FaultError(f'fault(s) {", ".join(map(repr, foreign))} do not apply to the '
@@ -100,7 +105,7 @@ def validate(p: dict) -> None:
     for name in ('fault_schedule', 'active_faults'):
         try:
             text = p[name] if name == 'active_faults' else ','.join(
-                f.name for f in parse_schedule(p[name]))
+                f.name for f in parse_schedule(p[name], extra=bridge.faults))
             parse_robot_faults(robot, text)
         except FaultError as exc:
             raise ValueError(f'sim_bridge parameter {name}: {exc}') from exc

@@ -126,6 +126,8 @@ def fault_verdict(name: str, r: dict, sc: Scenario) -> tuple[bool, str]:
         reasons.append('crashed' if r.get('crashed') else 'fell')
     if r['limit_violations']:
         reasons.append(f'{r["limit_violations"]} limit violations')
+    if r.get('motors_off_in_air'):
+        reasons.append('motors off in the air')
     if expect == 'tolerate':
         err = r.get('max_error_m')
         if err is not None and not err <= sc.tolerate_error_m and not r.get('fallback'):

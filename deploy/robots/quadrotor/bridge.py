@@ -4,6 +4,7 @@ from sim2real.assets import resolve_urdf
 from sim2real.deploy.cmd_vel_legacy import THRUST_MAPS
 from sim2real.deploy.bridge.params import RobotBridge
 from sim2real.deploy.robots.quadrotor.bridge_sim import QuadrotorSim
+from sim2real.deploy.robots.quadrotor.faults import quadrotor_faults
 
 DEFAULTS = {
     'robot': 'quadrotor',
@@ -15,6 +16,7 @@ DEFAULTS = {
     'imu_topic': 'imu',
     'command_topic': 'cmd_vel_legacy',
     'start_pos_m': [0.0, 0.0, 1.5],
+    'start_yaw_rad': 0.0,
     'hold_until_thrust_fraction': 0.9,
     'legacy_thrust_map': 'battery_compensated',
 }
@@ -36,8 +38,8 @@ def make_sim(p: dict) -> QuadrotorSim:
     return QuadrotorSim(
         resolve_urdf(p['urdf_file']), p['physics_rate_hz'], p['start_pos_m'],
         p['hold_until_thrust_fraction'], p['command_timeout_s'],
-        p['imu_gyro_noise_std_rad_s'], p['seed'])
+        p['imu_gyro_noise_std_rad_s'], p['seed'], start_yaw_rad=p['start_yaw_rad'])
 
 
 BRIDGE = RobotBridge(defaults=DEFAULTS, streams=('imu', 'odom'), checks=checks,
-                     make_sim=make_sim)
+                     make_sim=make_sim, faults=quadrotor_faults())

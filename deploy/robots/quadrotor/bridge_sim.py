@@ -51,8 +51,9 @@ class QuadrotorSim:
     def __init__(self, urdf_path: str | Path, physics_rate_hz: float = 500.0,
                  start_pos_m=(0.0, 0.0, 1.5), hold_until_thrust_fraction: float = 0.9,
                  command_timeout_s: float = 0.1, imu_gyro_noise_std_rad_s: float = 0.0,
-                 seed: int = 0, ground_height_m: float = 0.05):
-        """Build the model at physics_rate_hz; the vehicle starts held at start_pos_m."""
+                 seed: int = 0, ground_height_m: float = 0.05, start_yaw_rad: float = 0.0):
+        """Build the model at physics_rate_hz; the vehicle starts held at start_pos_m, level,
+        heading start_yaw_rad."""
         self.dt_s = 1.0 / physics_rate_hz
         self.model, self.rotors = quadrotor_model(urdf_path, self.dt_s)
         self.data = mujoco.MjData(self.model)
@@ -63,6 +64,8 @@ class QuadrotorSim:
         self.actuator = QuadrotorActuator(self.rotors, body.inertia.copy(), 1, xp=np,
                                           dtype=np.float64)
         self.start_pos_m = np.asarray(start_pos_m, dtype=np.float64).reshape(3)
+        self.start_quat_wxyz = np.array([np.cos(start_yaw_rad / 2), 0.0, 0.0,
+                                         np.sin(start_yaw_rad / 2)])
         self.hold_until_thrust_fraction = hold_until_thrust_fraction
         self.command_timeout_s = command_timeout_s
         self.ground_height_m = ground_height_m
@@ -83,7 +86,7 @@ class QuadrotorSim:
         """Back to the start pose, held, no command yet; event 'reset' when timed."""
         mujoco.mj_resetData(self.model, self.data)
         self.data.qpos[0:3] = self.start_pos_m
-        self.data.qpos[3:7] = (1.0, 0.0, 0.0, 0.0)
+        self.data.qpos[3:7] = self.start_quat_wxyz
         mujoco.mj_forward(self.model, self.data)
         self.actuator.reset(slice(None), 0.0)
         self.actuator.mode = 'thrust_body_rates'

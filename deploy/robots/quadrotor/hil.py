@@ -3,7 +3,13 @@
 Each flight starts the way an operator would: disarm, reset the bridge (vehicle held at its
 start pose), arm; the bridge releases it when the commanded thrust lifts it. 'tolerate'
 faults must stay near the target (or be safe in fallback); after a 'latch' or 'watchdog'
-the vehicle must stay level (tilt below the node's limit) and not crash.
+the vehicle must stay level (tilt below the node's limit) and not crash. In every fault
+flight the motors must never be off while the vehicle is in the air (a landing decision
+taken on bad evidence). The odometry faults of the twin's own (faults.py): one glitched
+sample with a gap after it must be flown through or descended from; a world-frame twist is
+switched on before the launch (the frames part only while the vehicle moves at a heading,
+as it does from the launch point to the target) and must latch within 2 ticks of the
+moment the node's twist check can see it.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from std_msgs.msg import Float64MultiArray
 
 from sim2real.deploy import ros_msgs
 from sim2real.deploy.cmd_vel_legacy import thrust_map
-from sim2real.hil import metrics
+from sim2real.hil import joint_runs, metrics
 from sim2real.hil.monitor import HilMonitor
 from sim2real.hil.robot import RobotHil
 from sim2real.hil.scenarios import (
@@ -40,8 +46,18 @@ def faults(node: dict, bridge: dict) -> dict[str, FaultCase]:
         FaultCase('nan_imu', 'latch', 'effect', ('imu',)),
         FaultCase('latency_spike', 'latch', 'stale', ('odom', 'imu')),
         FaultCase('command_loss', 'watchdog', 'timeout'),
+        FaultCase('glitch_odom', 'tolerate'),
+        FaultCase('world_twist_odom', 'latch', 'effect', ('odom',)),
     ]
     return {c.name: c for c in cases}
+
+
+BEFORE_LAUNCH = ('world_twist_odom',)
+"""Faults switched on before the launch, not 1.5 s into the hover."""
+RESET_SETTLE_S = 0.25
+"""Wait after the bridge's reset before arming: one twist-check window past the jump [s]."""
+AIRBORNE_M = 0.15
+"""Above this height (ground truth) motors off is a fall, not a landing [m]."""
 
 
 def scenario(node: dict, bridge: dict, **overrides) -> Scenario:
@@ -72,12 +88,17 @@ def monitor_args(node: dict, contract) -> dict:
     return {'command_type': Float64MultiArray, 'decode': ros_msgs.from_float64_array}
 
 
-def launch(mon: HilMonitor, timeout_s: float = 5.0) -> float:
-    """Disarm, reset the bridge, arm; returns the steady time the bridge released the vehicle."""
+def launch(mon: HilMonitor, timeout_s: float = 5.0, fault: str = '') -> float:
+    """Disarm, reset the bridge (then switch fault on, if any), arm; returns the steady time
+    the bridge released the vehicle."""
     mon.enable(False)
     mon.reset_bridge()
-    t_arm = time.monotonic()
-    mon.enable(True)
+    if fault:
+        mon.set_faults(fault)
+    # the reset moved the vehicle at once: the node's twist check sees a position jump until
+    # its window (0.2 s) is past it, so wait one window and retry a refusal for that reason
+    time.sleep(RESET_SETTLE_S)
+    t_arm = joint_runs.arm(mon, ('odom_twist',), 1.0)
     mon.wait_for(lambda: mon.events_since(t_arm, 'released'), timeout_s,
                  'the bridge to release the vehicle (thrust never reached hover)')
     return mon.events_since(t_arm, 'released')[0]['monotonic_s']
@@ -140,13 +161,19 @@ def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase) -> dict:
     The window ends before the fault is cleared, so what the node does once commands or
     sensors come back is not part of this fault's verdict.
     """
-    t_release = launch(mon)
-    time.sleep(sc.fault_settle_s)
     t_set = time.monotonic()
-    mon.set_faults(case.name)
+    if case.name in BEFORE_LAUNCH:
+        t_release = launch(mon, fault=case.name)
+    else:
+        t_release = launch(mon)
+        time.sleep(sc.fault_settle_s)
+        t_set = time.monotonic()
+        mon.set_faults(case.name)
     mon.wait_for(lambda: mon.events_since(t_set, 'fault_on'), 2.0, f'{case.name} to start')
     onset_event = mon.events_since(t_set, 'fault_on')[0]
-    onset = onset_event['monotonic_s']
+    # judged from the release when switched on before the launch (the node sat disarmed or
+    # in the last flight's fallback, and the held vehicle's motors were off, until then)
+    onset = t_release if case.name in BEFORE_LAUNCH else onset_event['monotonic_s']
     time.sleep(sc.observe_s)
     t_end = time.monotonic()
     mon.set_faults('')
@@ -154,6 +181,7 @@ def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase) -> dict:
     times, pos, quat = _truth(mon, onset, t_end)
     tilt_max = float(metrics.tilt_rad(quat).max()) if len(quat) else math.nan
     crashed = bool(len(pos) == 0 or pos[:, 2].min() < 0.03 or tilt_max > math.pi / 2)
+    cut_in_air = motors_off_in_air(mon, times, pos, onset, t_end)
     level = tilt_max < sc.node['max_tilt_rad']
     states = mon.window('states', onset - 0.1, t_end)
     state_times, state_names = [s[0] for s in states], [s[1] for s in states]
@@ -173,7 +201,8 @@ def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase) -> dict:
         safe = ticks is not None and ticks <= 2 and level and not crashed
         t_safe = t_end if t_trip is None else t_trip
     return {
-        'recovered_safe': bool(safe and violations == 0),
+        'recovered_safe': bool(safe and violations == 0 and not cut_in_air),
+        'motors_off_in_air': cut_in_air,
         'ticks_to_safe': -1 if ticks is None else int(ticks),
         'limit_violations': int(violations),
         'expect': case.expect,
@@ -186,6 +215,18 @@ def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase) -> dict:
         **metrics.fallback_facts(state_times, state_names, onset),
         **judged_window(case, onset, t_safe),
     }
+
+
+def motors_off_in_air(mon: HilMonitor, times: np.ndarray, pos: np.ndarray, t0_s: float,
+                      t1_s: float) -> bool:
+    """Whether the node's motors-off command (every value zero: thrust and rates, or every
+    rotor speed) went out in [t0, t1] while the vehicle (ground truth at or before it) was
+    above AIRBORNE_M."""
+    for t_cmd, values in mon.window('commands', t0_s, t1_s):
+        before = np.searchsorted(times, t_cmd, side='right') - 1
+        if not np.any(values) and before >= 0 and pos[before, 2] > AIRBORNE_M:
+            return True
+    return False
 
 
 def result(run: dict, diag: dict) -> dict:

@@ -31,7 +31,7 @@ SPEC_SIM_BRIDGE = {
     'robot': 'quadrotor', 'urdf_file': 'quadrotor', 'physics_rate_hz': 500.0,
     'odom_rate_hz': 200.0, 'imu_rate_hz': 500.0, 'command_interface': 'cmd_vel_legacy',
     'odom_topic': 'odom', 'imu_topic': 'imu', 'command_topic': 'cmd_vel_legacy',
-    'start_pos_m': [0.0, 0.0, 1.5], 'hold_until_thrust_fraction': 0.9,
+    'start_pos_m': [0.0, 0.0, 1.5], 'start_yaw_rad': 0.0, 'hold_until_thrust_fraction': 0.9,
     'legacy_thrust_map': 'battery_compensated', 'command_timeout_s': 0.1,
     'imu_gyro_noise_std_rad_s': 0.0, 'seed': 0,
     'fault_schedule': '', 'active_faults': '', 'fault_drop_probability': 0.3,
