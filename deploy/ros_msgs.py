@@ -77,6 +77,10 @@ def _xyz(vec) -> np.ndarray:
     return np.array([vec.x, vec.y, vec.z], dtype=np.float64)
 
 
+xyz = _xyz
+"""(3,) float64 array of a Vector3 or Point (for a robot's own messages)."""
+
+
 def _set_xyz(vec, values) -> None:
     """Write a (3,) array into a Vector3 or Point."""
     vec.x, vec.y, vec.z = (float(v) for v in values)

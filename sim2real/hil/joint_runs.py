@@ -127,18 +127,23 @@ def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase, launch: Callable,
         safe = not fell_now or t_fallback is not None
     elif case.expect == 'latch':
         ticks = metrics.ticks_to_safe(state_times, state_names, t_cond)
-        safe = ticks is not None and ticks <= 2 and damped_after(mon, t_fallback, t_end)
+        reason = next((s.partition(':')[2] for s in state_names if s.startswith('fallback')),
+                      '')
+        safe = (ticks is not None and ticks <= case.max_ticks and damped_after(
+            mon, t_fallback, t_end) and case.reason in ('', reason))
         t_safe = t_end if t_fallback is None else t_fallback
     else:
         t_trip = watchdog_trip_s(mon, onset_event)
         t_safe = t_end if t_trip is None else t_trip
         ticks = metrics.ticks_between(t_cond, t_trip, sc.period_s)
-        safe = ticks is not None and ticks <= 2
+        safe = ticks is not None and ticks <= case.max_ticks
     return {
         'recovered_safe': bool(safe and count == 0),
         'ticks_to_safe': -1 if ticks is None else int(ticks),
         'limit_violations': int(count),
         'expect': case.expect,
+        'max_ticks': case.max_ticks,
+        'expected_reason': case.reason,
         'fallback': t_fallback is not None,
         'final_state': state_names[-1] if state_names else '',
         'fell': fell_now,

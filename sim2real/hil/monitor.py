@@ -7,6 +7,7 @@ ground truth and events, /diagnostics; and it calls the same services an operato
 
 from __future__ import annotations
 
+from functools import partial
 import json
 import logging
 import threading
@@ -45,11 +46,13 @@ class HilMonitor(Node):
     """
 
     def __init__(self, command_topic: str, command_type, decode, kp_topic: str = '',
-                 cmd_vel_topic: str = ''):
+                 cmd_vel_topic: str = '', series: dict | None = None):
         """command_type: the node's command message type, decode(msg) -> its values (the
         robot's HIL profile gives both); topic names are global. kp_topic: record the node's
         kp arrays; cmd_vel_topic: publish the operator's velocity command there
-        (start_cmd_vel) at CMD_VEL_RATE_HZ."""
+        (start_cmd_vel) at CMD_VEL_RATE_HZ; series: {name: (message type, topic,
+        to_values)} more of the node's outputs, recorded as (publish time, values) under
+        name (a robot's own estimates)."""
         super().__init__('hil_monitor')
         self._lock = threading.Lock()
         self.states: list[tuple[float, str]] = []
@@ -74,6 +77,10 @@ class HilMonitor(Node):
         self.create_subscription(DiagnosticArray, '/diagnostics', self._on_diag, 10)
         if kp_topic:
             self.create_subscription(Float64MultiArray, kp_topic, self._on_gains, 100)
+        for name, (msg_type, topic, to_values) in (series or {}).items():
+            setattr(self, name, [])
+            self.create_subscription(msg_type, topic, partial(self._on_series, name,
+                                                              to_values), 100)
         self._cmd_vel: np.ndarray | None = None
         self.cmd_vel_sent_s = -np.inf
         """Steady time of the last velocity command published [s]."""
@@ -99,6 +106,11 @@ class HilMonitor(Node):
         with self._lock:
             self.gains.append((ros_msgs.published_steady_s(info),
                                ros_msgs.from_float64_array(msg)))
+
+    def _on_series(self, name: str, to_values, msg, info: dict) -> None:
+        values = to_values(msg)
+        with self._lock:
+            getattr(self, name).append((ros_msgs.published_steady_s(info), values))
 
     def _publish_cmd_vel(self) -> None:
         """Timer: the operator's velocity command, while one is set."""

@@ -35,6 +35,11 @@ class FaultCase:
     'timeout' (onset + the bridge's command timeout)."""
     streams: tuple[str, ...] = ()
     """Sensor streams the fault acts on."""
+    max_ticks: int = 2
+    """Most control ticks from the condition to the safe state (a latch read through a
+    filter needs more: the leg-odometry speed's)."""
+    reason: str = ''
+    """The latch reason the fallback must give ('' for any)."""
 
 
 @dataclass

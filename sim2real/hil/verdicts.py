@@ -137,12 +137,15 @@ def fault_verdict(name: str, r: dict, sc: Scenario) -> tuple[bool, str]:
         if not r.get('fallback') and r.get('max_error_m') is not None:
             how += f', within {r["max_error_m"]:.2f} m of the target'
     else:
-        ticks = r['ticks_to_safe']
+        ticks, most = r['ticks_to_safe'], r.get('max_ticks', MAX_TICKS)
         who = 'fallback' if expect == 'latch' else 'bridge watchdog'
         if ticks < 0:
             reasons.append(f'no {who}')
-        elif ticks > MAX_TICKS:
-            reasons.append(f'{who} after {ticks} ticks > {MAX_TICKS}')
+        elif ticks > most:
+            reasons.append(f'{who} after {ticks} ticks > {most}')
+        wanted, got = r.get('expected_reason', ''), r.get('fallback_reason', '')
+        if wanted and ticks >= 0 and got != wanted:
+            reasons.append(f'fallback for {got or "?"}, not {wanted}')
         tilt = r.get('max_tilt_rad')
         if tilt is not None and not tilt < sc.node.get('max_tilt_rad', math.inf):
             reasons.append(f'tilted {tilt:.2f} rad')

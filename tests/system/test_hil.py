@@ -55,10 +55,16 @@ def test_policy_hovers_through_node_and_bridge_as_well_as_in_training(hil_result
 
 @pytest.mark.slow
 def test_every_fault_ends_safe_within_two_ticks_without_violations(hil_result):
-    """Each injected fault: recovered_safe, ticks_to_safe <= 2, zero limit violations."""
+    """Each injected fault: recovered_safe, ticks_to_safe <= 2, zero limit violations, the
+    motors never off in the air; one glitched odometry sample with a 30 ms gap after it does
+    not cut the motors, and a world-frame twist latches 'odom_twist'."""
     faults = hil_result['faults']
     assert set(faults) == {'drop', 'delay', 'frozen_odom', 'frozen_imu', 'nan_odom',
-                           'nan_imu', 'latency_spike', 'command_loss'}
+                           'nan_imu', 'latency_spike', 'command_loss', 'glitch_odom',
+                           'world_twist_odom'}
+    assert not any(outcome['motors_off_in_air'] for outcome in faults.values())
+    assert faults['world_twist_odom']['fallback_reason'] == 'odom_twist'
+    assert not faults['glitch_odom']['crashed']
     for name, outcome in faults.items():
         assert outcome['recovered_safe'], (name, outcome)
         assert 0 <= outcome['ticks_to_safe'] <= 2, (name, outcome)
@@ -66,7 +72,7 @@ def test_every_fault_ends_safe_within_two_ticks_without_violations(hil_result):
     for name in ('frozen_odom', 'frozen_imu', 'nan_odom', 'nan_imu', 'latency_spike'):
         assert faults[name]['fallback'], (name, faults[name])
     assert hil_result['limit_violations'] == 0
-    assert hil_result['verdict']['passed'] and len(hil_result['verdict']['lines']) == 9
+    assert hil_result['verdict']['passed'] and len(hil_result['verdict']['lines']) == 11
 
 
 @pytest.mark.slow

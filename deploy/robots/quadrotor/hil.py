@@ -193,12 +193,12 @@ def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase) -> dict:
         safe = not crashed and (err <= sc.tolerate_error_m or fell_back)
     elif case.expect == 'latch':
         ticks = metrics.ticks_to_safe(state_times, state_names, t_cond)
-        safe = ticks is not None and ticks <= 2 and level and not crashed
+        safe = ticks is not None and ticks <= case.max_ticks and level and not crashed
         t_safe = next((t for t, s in states if s.startswith('fallback')), t_end)
     else:
         t_trip = watchdog_trip_s(mon, onset_event)
         ticks = metrics.ticks_between(t_cond, t_trip, sc.period_s)
-        safe = ticks is not None and ticks <= 2 and level and not crashed
+        safe = ticks is not None and ticks <= case.max_ticks and level and not crashed
         t_safe = t_end if t_trip is None else t_trip
     return {
         'recovered_safe': bool(safe and violations == 0 and not cut_in_air),
@@ -206,6 +206,7 @@ def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase) -> dict:
         'ticks_to_safe': -1 if ticks is None else int(ticks),
         'limit_violations': int(violations),
         'expect': case.expect,
+        'max_ticks': case.max_ticks,
         'fallback': fell_back,
         'final_state': state_names[-1] if state_names else '',
         'max_tilt_rad': round(tilt_max, 4),

@@ -3,6 +3,7 @@
 from sim2real.assets import resolve_urdf
 from sim2real.deploy.bridge.params import RobotBridge
 from sim2real.deploy.robots.quadruped.bridge_sim import QuadrupedSim
+from sim2real.deploy.robots.quadruped.faults import quadruped_faults
 
 DEFAULTS = {
     'robot': 'quadruped',
@@ -35,4 +36,4 @@ def make_sim(p: dict) -> QuadrupedSim:
 
 
 BRIDGE = RobotBridge(defaults=DEFAULTS, streams=('joint_states', 'imu'), checks=checks,
-                     make_sim=make_sim)
+                     make_sim=make_sim, faults=quadruped_faults())

@@ -12,7 +12,14 @@ Verdicts (sim2real.hil.scenarios describes the conditions):
   kp topic when the node publishes gains), no limit violation. Falling is not judged: a
   robot in damping sinks to the floor, which is the safe outcome;
 - 'watchdog' (lost position targets): the bridge's driver watchdog damps within 2 control
-  ticks of its command timeout.
+  ticks of its command timeout;
+- 'push' (faults.py: the base pushed to 3 m/s): the node's 'leg_odometry' latch within
+  PUSH_TICKS of the moment the true speed passed its 2.5 m/s threshold (the latch reads the
+  estimate through a low-pass filter).
+
+The nominal walk also reports the leg-odometry estimate against ground truth (the node
+publishes it every tick on ``~/leg_odometry``): the mean absolute error of its forward and
+lateral velocity, with a floor on the forward one (LEG_ODOMETRY_ERROR_M_S).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import time
 
 import numpy as np
 
+from geometry_msgs.msg import TwistStamped
 from std_msgs.msg import Float64MultiArray
 
 from sim2real import terms
@@ -31,6 +39,7 @@ from sim2real.hil.monitor import HilMonitor
 from sim2real.hil.robot import RobotHil
 from sim2real.hil.scenarios import FaultCase, Scenario
 from sim2real.hil.verdicts import NominalBound
+from sim2real.verdict import Floor
 
 COMMAND_M_S = (0.5, 0.0, 0.0)
 """The walking command of the nominal run and of every fault run [vx m/s, vy m/s, rad/s]."""
@@ -41,6 +50,13 @@ FALL_TILT_RAD = 1.0
 NOMINAL_LIN_VEL_ERROR_MPS = 0.15
 """Largest mean planar velocity error of the nominal walk (the flat task's 0.1 m/s over
 randomized episodes, plus the stand-up's first seconds of walking)."""
+LEG_ODOMETRY_ERROR_M_S = 0.1
+"""Largest mean absolute error of the leg-odometry forward velocity in the nominal walk."""
+PUSH_TICKS = 10
+"""Ticks (0.2 s) the leg-odometry latch may take after the true speed passes its threshold:
+the push still accelerates the base to 3 m/s (2 ticks), the estimate reads 5-30 % low while
+the dragged feet slip, and the speed filter (EMA, half per sample at 50 Hz) needs 2-3
+samples more (5-6 ticks in all in-process, without transport)."""
 TIMEOUT_KEYS = {'joint_states': 'joint_state_timeout_s', 'cmd_vel': 'command_timeout_s'}
 """The node's timeout parameter of the bridge's joint_states stream and of the operator's
 cmd_vel (which the monitor publishes)."""
@@ -58,6 +74,8 @@ def faults(node: dict, bridge: dict) -> dict[str, FaultCase]:
         FaultCase('latency_spike', 'latch', 'stale', ('joint_states', 'imu')),
         FaultCase('command_loss', 'watchdog', 'timeout'),
         FaultCase('cmd_vel_loss', 'latch', 'stale', ('cmd_vel',)),
+        FaultCase('push', 'latch', 'effect', ('joint_states',), max_ticks=PUSH_TICKS,
+                  reason='leg_odometry'),
     ]
     return {c.name: c for c in cases}
 
@@ -106,6 +124,20 @@ def fell(pos_w: np.ndarray, quat_wxyz: np.ndarray) -> bool:
                 or metrics.tilt_rad(quat_wxyz).max() > FALL_TILT_RAD)
 
 
+def leg_odometry_error(mon: HilMonitor, t0_s: float, t1_s: float) -> tuple[float, float]:
+    """Mean absolute error [m/s] of the node's leg-odometry forward and lateral velocity
+    (base frame) in [t0, t1] against the ground truth at or before each estimate; NaN
+    without estimates."""
+    estimates = mon.window('leg_odometry', t0_s, t1_s)
+    truth = mon.window('ground_truth_vel', t0_s - 0.1, t1_s)
+    if not estimates or not truth:
+        return math.nan, math.nan
+    times = np.array([t for t, _ in truth])
+    errors = [np.abs(values[:2] - truth[max(np.searchsorted(times, t, 'right') - 1, 0)][1][:2])
+              for t, values in estimates]
+    return tuple(float(e) for e in np.mean(errors, axis=0))
+
+
 def nominal(mon: HilMonitor, sc: Scenario, duration_s: float) -> dict:
     """Stand up, walk at COMMAND_M_S for duration_s: fell, velocity error, timing, violations."""
     t_enable = launch(mon)
@@ -119,7 +151,10 @@ def nominal(mon: HilMonitor, sc: Scenario, duration_s: float) -> dict:
         v_h = lin_vel_heading_xy(quat, vel_b)
         error = float(np.linalg.norm(v_h - np.asarray(COMMAND_M_S[:2]), axis=1).mean())
     all_pos, all_quat, _ = _truth(mon, t_enable, t1)
+    vx_error, vy_error = leg_odometry_error(mon, t0, t1)
     return {
+        'leg_odometry_vx_error_m_s': vx_error,
+        'leg_odometry_vy_error_m_s': vy_error,
         'fell': fell(all_pos, all_quat),
         'lin_vel_error_mps': error,
         'distance_m': float(np.linalg.norm(pos[-1, :2] - pos[0, :2])) if len(pos) else 0.0,
@@ -168,17 +203,23 @@ def monitor_args(node: dict, contract) -> dict:
     kp_topic = node.get('kp_command_topic', '')
     return {'command_type': Float64MultiArray, 'decode': ros_msgs.from_float64_array,
             'kp_topic': kp_topic and '/' + kp_topic,
-            'cmd_vel_topic': '/' + node['velocity_command_topic']}
+            'cmd_vel_topic': '/' + node['velocity_command_topic'],
+            'series': {'leg_odometry': (TwistStamped, '/policy_node/leg_odometry',
+                                        lambda msg: ros_msgs.xyz(msg.twist.linear))}}
 
 
 def result(run: dict, diag: dict) -> dict:
     """The nominal walk's figures in the JSON."""
     return {'leg_odometry_vx_m_s': diag.get('leg_odometry_vx_m_s', float('nan')),
+            'leg_odometry_vx_error_m_s': run['leg_odometry_vx_error_m_s'],
+            'leg_odometry_vy_error_m_s': run['leg_odometry_vy_error_m_s'],
             'fell': run['fell'], 'lin_vel_error_mps': run['lin_vel_error_mps'],
             'commanded_m_s': list(COMMAND_M_S), 'distance_m': run['distance_m']}
 
 
 HIL = RobotHil(faults=faults, scenario=scenario, monitor_args=monitor_args, nominal=nominal,
                fault_run=fault_run, result=result, bound=bound,
+               floors=lambda sc: (Floor('leg_odometry_vx_error_m_s', '<=',
+                                        LEG_ODOMETRY_ERROR_M_S),),
                start=lambda mon: mon.start_cmd_vel(*COMMAND_M_S),
                stop=lambda mon: mon.stop_cmd_vel())
