@@ -1,14 +1,16 @@
 """Leg odometry: base velocity from joint states, gyro and attitude, with a filtered speed.
 
 Each foot implies a base velocity if it stands still (legged_kinematics). Which feet stand
-is read from foot contact sensors where the driver provides them; otherwise it is a
-probability per foot that does not depend on foot clearance (a policy's swing feet may lift
+is a weight per foot that does not depend on foot clearance (a policy's swing feet may lift
 5 mm): stance feet all imply the same velocity, close to the previous estimate, while a
 swing foot moves forward at up to twice the body's speed and implies something else. The
 weight of a foot is exp(-|v_i - v_prev|^2 / (2 VELOCITY_SPREAD^2) - (h_i - h_min) / HEIGHT
 SPREAD): agreement with the last estimate, and a mild preference for the lowest feet, which
-breaks the tie at a standstill and when the estimate was reset. The estimate is the weighted
-mean of the implied velocities. It updates once per distinct joint-state sample.
+breaks the tie at a standstill and when the estimate was reset. Where the driver measures
+foot contact (a Go2's foot force sensors), feet out of contact get no weight; a foot in
+contact that slips still implies a stray velocity and is weighed down as before. The
+estimate is the weighted mean of the implied velocities. It updates once per distinct
+joint-state sample.
 """
 
 from __future__ import annotations
@@ -27,13 +29,13 @@ HEIGHT_SPREAD_M = 0.01
 
 def stance_weights(implied_b: np.ndarray, height_m: np.ndarray, prior_b: np.ndarray,
                    contact: np.ndarray | None = None) -> np.ndarray:
-    """Stance weight per foot, summing to 1 (n,): the measured contacts where given and any
-    foot is in contact, else agreement with prior_b [m/s] and closeness to the lowest foot."""
-    if contact is not None and np.any(contact):
-        mask = np.asarray(contact, dtype=np.float64)
-        return mask / mask.sum()
+    """Stance weight per foot, summing to 1 (n,): agreement of its implied velocity with
+    prior_b [m/s] and closeness to the lowest foot, among the feet in measured contact where
+    contact (bool per foot) is given and any foot is in it."""
     log_w = (-np.sum((implied_b - prior_b) ** 2, axis=1) / (2.0 * VELOCITY_SPREAD_M_S ** 2)
              - (height_m - height_m.min()) / HEIGHT_SPREAD_M)
+    if contact is not None and np.any(contact):
+        log_w = np.where(np.asarray(contact, dtype=bool), log_w, -np.inf)
     weights = np.exp(log_w - log_w.max())
     return weights / weights.sum()
 

@@ -148,6 +148,13 @@ class LegOdometryParams:
     leg_odometry_max_speed_m_s: float = 0.0
     """Leg-odometry base speed (xy, filtered) beyond which the fallback latches [m/s];
     0: no latch (the estimate is still computed when the contract names the feet)."""
+    foot_force_topic: str = ''
+    """Foot force or contact readings (std_msgs/Float64MultiArray, one per foot in the
+    contract's foot_names order; e.g. a Go2's LowState.foot_force relayed); '': stance from
+    the legs' kinematics alone."""
+    foot_contact_threshold: float = 20.0
+    """A foot reading above this is contact, in the sensor's own units (open-source Go2
+    deployments use 20-40 of its raw foot_force counts)."""
 
 
 class LegOdometryPart(PartBase):
@@ -178,6 +185,11 @@ class LegOdometryPart(PartBase):
         if self.observes_velocity and self.odometry is None:
             raise ContractError('observation lin_vel_b: estimated by leg odometry, which '
                                 'needs robot_params.foot_names')
+        self.contact_threshold = params.foot_contact_threshold
+        self.contact_max_age_s = params.joint_state_timeout_s
+        """Largest time between a foot reading and the joint state it is used with [s]."""
+        if params.foot_force_topic and self.odometry is not None:
+            self.shapes = {'foot_force': {'force': (len(feet),)}}
 
     def observation_inputs(self, store: SensorStore, now_s: float) -> dict:
         """lin_vel_b [m/s; body frame]: the leg-odometry estimate (zero before the first),
@@ -211,4 +223,14 @@ class LegOdometryPart(PartBase):
             self.odometry.reset()
             return
         self.odometry.update(q, qd, store.value('imu', 'ang_vel_b'),
-                             rotmat_from_quat(store.value('imu', 'quat_wxyz')))
+                             rotmat_from_quat(store.value('imu', 'quat_wxyz')),
+                             self.contact(store, joints))
+
+    def contact(self, store: SensorStore, joints) -> np.ndarray | None:
+        """Measured contact per foot of a foot reading received within contact_max_age_s of
+        the joint-state sample joints; None without one."""
+        force = store.latest('foot_force')
+        if force is None or not abs(force.received_s - joints.received_s) <= (
+                self.contact_max_age_s):
+            return None
+        return np.asarray(force.values['force']) > self.contact_threshold

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from geometry_msgs.msg import TwistStamped
 import numpy as np
+from std_msgs.msg import Float64MultiArray
 
+from sim2real.deploy import ros_msgs
 from sim2real.deploy.ros_io import JointTargetsIo, subscribe_base_imu, subscribe_velocity_command
 from sim2real.deploy.runtime.parts import LegOdometryPart
 
@@ -19,6 +21,10 @@ class QuadrupedIo(JointTargetsIo):
         super().__init__(node, params)
         subscribe_base_imu(node, params)
         subscribe_velocity_command(node, params)
+        if params.foot_force_topic:
+            node.subscribe_command(Float64MultiArray, params.foot_force_topic,
+                                   lambda msg: {'force': ros_msgs.from_float64_array(msg)},
+                                   'foot_force')
         self.odometry = node.runtime.profile.part(LegOdometryPart).odometry
         self.node = node
         self.odometry_publisher = node.create_publisher(TwistStamped, '~/leg_odometry', 10) \
