@@ -73,8 +73,12 @@ class SimBridge(Node):
         validate(p)
         self.p = p
         self.streams = bridge_of(robot).streams
+        robot_faults = bridge_of(robot).faults
+        for fault in robot_faults.values():
+            if fault.configure is not None:
+                fault.configure(p)
         self.faults = FaultInjector(fault_cfg(p), streams=self.streams, seed=p['seed'],
-                                    robot_faults=bridge_of(robot).faults)
+                                    robot_faults=robot_faults)
         self._gt_pub = self.create_publisher(Odometry, '~/ground_truth', 10)
         self._events_pub = self.create_publisher(String, '~/events', 50)
         self._command_subs = []

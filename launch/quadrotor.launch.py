@@ -5,6 +5,10 @@
 Connect the vehicle's driver (e.g. crazyswarm2's crazyflie_server for a Crazyflie in rate
 mode) so that it publishes `odom` (nav_msgs/Odometry) and `imu` (sensor_msgs/Imu) and reads
 `cmd_vel_legacy` (geometry_msgs/Twist); remap them here if your driver uses other names.
+config/quadrotor.yaml is set up for crazyswarm2's default C++ server, whose `odom` (add it
+under firmware_logging.default_topics) carries a world-frame velocity and no angular twist
+(odom_twist_frame world, odom_angular_velocity false); it publishes no sensor_msgs/Imu, so
+the gyro comes from another source.
 Then arm with `ros2 service call /policy_node/enable std_srvs/srv/SetBool "{data: true}"`.
 
 A thin include of policy.launch.py with robot:=quadrotor.

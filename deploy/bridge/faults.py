@@ -64,6 +64,8 @@ class RobotFault:
     first such sample is the fault's effect (a 'fault_effect' event when it goes out)."""
     reset: Callable[[], None] | None = None
     """Called at each onset (a fault that keeps state between samples starts over)."""
+    configure: Callable[[dict], None] | None = None
+    """Called once with the bridge's parameters (a fault that depends on them)."""
 
 
 _RELEASE_EPS_S = 1e-9   # a release at t + delay is due at now = t + delay despite rounding

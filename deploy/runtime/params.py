@@ -165,6 +165,10 @@ def _coerce(key: str, value, hint):
         if not isinstance(value, str):
             raise bad('a string')
         return value
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise bad('true or false')
+        return value
     if hint is int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise bad('an integer')

@@ -61,9 +61,9 @@ def test_every_fault_ends_safe_within_two_ticks_without_violations(hil_result):
     faults = hil_result['faults']
     assert set(faults) == {'drop', 'delay', 'frozen_odom', 'frozen_imu', 'nan_odom',
                            'nan_imu', 'latency_spike', 'command_loss', 'glitch_odom',
-                           'world_twist_odom'}
+                           'twist_frame_odom'}
     assert not any(outcome['motors_off_in_air'] for outcome in faults.values())
-    assert faults['world_twist_odom']['fallback_reason'] == 'odom_twist'
+    assert faults['twist_frame_odom']['fallback_reason'] == 'odom_twist'
     assert not faults['glitch_odom']['crashed']
     for name, outcome in faults.items():
         assert outcome['recovered_safe'], (name, outcome)

@@ -19,6 +19,8 @@ DEFAULTS = {
     'start_yaw_rad': 0.0,
     'hold_until_thrust_fraction': 0.9,
     'legacy_thrust_map': 'battery_compensated',
+    'odom_twist_frame': 'body',
+    'odom_angular_velocity': True,
 }
 """The quadrotor bridge's own parameters (the spec's sim_bridge section)."""
 
@@ -30,7 +32,9 @@ def checks(p: dict) -> list:
          "must be 'cmd_vel_legacy' or 'rotor_speeds'"),
         ('start_pos_m', len(p['start_pos_m']) == 3, 'must have 3 elements'),
         ('legacy_thrust_map', p['legacy_thrust_map'] in THRUST_MAPS,
-         f'must be one of {sorted(THRUST_MAPS)}')]
+         f'must be one of {sorted(THRUST_MAPS)}'),
+        ('odom_twist_frame', p['odom_twist_frame'] in ('body', 'world'),
+         "must be 'body' or 'world'")]
 
 
 def make_sim(p: dict) -> QuadrotorSim:

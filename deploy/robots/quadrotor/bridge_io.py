@@ -3,12 +3,16 @@ or rotor speeds (Float64MultiArray) in."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from geometry_msgs.msg import Twist
 from nav_msgs.msg import Odometry
+import numpy as np
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import Imu
 from std_msgs.msg import Float64MultiArray
 
+from sim2real import terms
 from sim2real.deploy import ros_msgs
 from sim2real.deploy.cmd_vel_legacy import thrust_map
 
@@ -26,7 +30,9 @@ class QuadrotorBridgeIo:
         self.publishers = {
             'odom': node.create_publisher(Odometry, p['odom_topic'], qos_profile_sensor_data),
             'imu': node.create_publisher(Imu, p['imu_topic'], qos_profile_sensor_data)}
-        self.makers = {'odom': ros_msgs.make_odometry, 'imu': ros_msgs.make_imu}
+        self.makers = {'odom': partial(driver_odometry, p['odom_twist_frame'],
+                                       p['odom_angular_velocity']),
+                       'imu': ros_msgs.make_imu}
         if p['command_interface'] == 'cmd_vel_legacy':
             node.subscribe_command(Twist, p['command_topic'], self._on_twist)
         else:
@@ -54,6 +60,19 @@ class QuadrotorBridgeIo:
         now_s = ros_msgs.arrival_steady_s(info)
         self.node.apply_command(lambda: self.sim.set_command('rotor_speeds', speeds, now_s),
                                 now_s, 'non-finite command')
+
+
+def driver_odometry(frame: str, angular: bool, values: dict, stamp_s: float) -> Odometry:
+    """nav_msgs/Odometry as the twin's driver publishes it: the twist in the body frame, or in
+    the world frame (crazyswarm2's C++ server), its angular part zero where the driver leaves
+    it so (angular false)."""
+    if frame == 'world':
+        rotmat = terms.quat_to_rotmat(np.asarray(values['quat_wxyz'], dtype=np.float64))
+        values = dict(values, lin_vel_b=rotmat @ values['lin_vel_b'],
+                      ang_vel_b=rotmat @ values['ang_vel_b'])
+    if not angular:
+        values = dict(values, ang_vel_b=np.zeros(3))
+    return ros_msgs.make_odometry(values, stamp_s)
 
 
 BRIDGE_IO = QuadrotorBridgeIo

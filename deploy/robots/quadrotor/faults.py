@@ -5,11 +5,13 @@
   timeout: a stalled estimator or DDS jitter), then normal samples. The vehicle must stay in
   the air: flown through, or in the level-and-descend fallback; never motors-off above the
   ground.
-- ``world_twist_odom``: the driver publishes the twist in the world frame (crazyswarm2's C++
-  server fills it from the firmware's world-frame ``stateEstimateZ.v*``) while the node reads
-  it in the body frame, as nav_msgs specifies. Its effect is the first published sample at
-  which the node's twist check (twist_check.py, at its default window and tolerance) could
-  see it: the residual of the exact published positions against the published twist.
+- ``twist_frame_odom``: the driver publishes the twist in the other frame than the one it
+  is configured for (and the node reads): world instead of body (a crazyswarm2 C++ server,
+  which fills it from the firmware's world-frame ``stateEstimateZ.v*``, behind a node set up
+  for nav_msgs' body frame), or body instead of world. Its effect is the first published
+  sample at which the node's twist check (twist_check.py, at its default window and
+  tolerance) could see it: the residual of the exact published positions against the
+  twist as the node reads it.
 """
 
 from __future__ import annotations
@@ -50,28 +52,39 @@ class OdomGlitch:
         return None if since_s - self.sent_s < GLITCH_GAP_S else values
 
 
-class WorldTwist:
-    """Twist rotated into the world by the sample's attitude; the effect is when the node's
-    twist check (its default window and tolerance) could see it."""
+class OtherFrame:
+    """The twist in the frame the driver is not configured to publish (world for a body-frame
+    driver, body for a world-frame one); the effect is when the node's twist check, reading
+    the driver's configured frame at its default window and tolerance, could see it."""
 
     def __init__(self, params: QuadrotorParams = QuadrotorParams()):
-        """The node's check window and tolerance (its defaults)."""
+        """The node's check window and tolerance (its defaults); a body-frame driver."""
         self.window_s = params.odom_twist_window_s
         self.tolerance_m = params.odom_twist_tolerance_m
+        self.frame = 'body'
         self.reset()
+
+    def configure(self, p: dict) -> None:
+        """The frame the twin's driver publishes (bridge parameter odom_twist_frame)."""
+        self.frame = p['odom_twist_frame']
 
     def reset(self) -> None:
         """Forget the published samples."""
         self._published: collections.deque = collections.deque()
 
     def __call__(self, values: dict, since_s: float) -> dict:
-        """values with lin_vel_b and ang_vel_b in the world frame (the fields keep their
-        names: the message does not say which frame it means)."""
+        """Body-frame values made to come out in the other frame: rotated into the world for
+        a body-frame driver; for a world-frame one (which rotates them itself), by R^T so
+        that its rotation leaves them in the body."""
         rotmat = terms.quat_to_rotmat(np.asarray(values['quat_wxyz'], dtype=np.float64))
-        out = dict(values, lin_vel_b=rotmat @ values['lin_vel_b'],
-                   ang_vel_b=rotmat @ values['ang_vel_b'])
-        self._published.append((since_s, np.array(values['pos_w'], dtype=np.float64),
-                                rotmat @ out['lin_vel_b']))
+        turn = rotmat if self.frame == 'body' else rotmat.T
+        out = dict(values, lin_vel_b=turn @ values['lin_vel_b'],
+                   ang_vel_b=turn @ values['ang_vel_b'])
+        published = out['lin_vel_b'] if self.frame == 'body' else values['lin_vel_b']
+        # the node reads a body-frame message's twist as body (R v for the world) and a
+        # world-frame message's as world
+        read_w = rotmat @ published if self.frame == 'body' else published
+        self._published.append((since_s, np.array(values['pos_w'], dtype=np.float64), read_w))
         while since_s - self._published[0][0] > self.window_s:
             self._published.popleft()
         return out
@@ -88,9 +101,10 @@ class WorldTwist:
 
 def quadrotor_faults() -> dict[str, RobotFault]:
     """The quadrotor twin's own faults (fresh state per bridge)."""
-    glitch, world = OdomGlitch(), WorldTwist()
+    glitch, other = OdomGlitch(), OtherFrame()
     return {
         'glitch_odom': RobotFault('odom', glitch, reset=glitch.reset,
                                   effect=lambda offered, out: out is not offered),
-        'world_twist_odom': RobotFault('odom', world, effect=world.effect, reset=world.reset),
+        'twist_frame_odom': RobotFault('odom', other, effect=other.effect, reset=other.reset,
+                                       configure=other.configure),
     }

@@ -47,12 +47,12 @@ def faults(node: dict, bridge: dict) -> dict[str, FaultCase]:
         FaultCase('latency_spike', 'latch', 'stale', ('odom', 'imu')),
         FaultCase('command_loss', 'watchdog', 'timeout'),
         FaultCase('glitch_odom', 'tolerate'),
-        FaultCase('world_twist_odom', 'latch', 'effect', ('odom',)),
+        FaultCase('twist_frame_odom', 'latch', 'effect', ('odom',)),
     ]
     return {c.name: c for c in cases}
 
 
-BEFORE_LAUNCH = ('world_twist_odom',)
+BEFORE_LAUNCH = ('twist_frame_odom',)
 """Faults switched on before the launch, not 1.5 s into the hover."""
 RESET_SETTLE_S = 0.25
 """Wait after the bridge's reset before arming: one twist-check window past the jump [s]."""

@@ -33,6 +33,12 @@ class QuadrotorParams:
     odom_twist_frame: str = 'body'
     """Frame of the odometry message's twist: 'body' (nav_msgs: child_frame_id) or 'world'
     (crazyswarm2's C++ server, from the firmware's world-frame stateEstimateZ.v*)."""
+    odom_angular_velocity: bool = True
+    """Whether the odometry's angular twist is a body-rate reading (crazyswarm2's C++ server
+    leaves it at zero: false takes body rates from imu alone)."""
+    odom_gyro_tolerance_rad_s: float = 1.0
+    """Largest difference between the odometry's body rates and the gyro's (any axis, samples
+    received within 5 ms of each other) before they count as wrong [rad/s]; 0: off."""
     odom_twist_window_s: float = 0.2
     """Window over which the twist must explain the position's motion [s]."""
     odom_twist_tolerance_m: float = 0.03

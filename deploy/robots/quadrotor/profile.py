@@ -32,6 +32,9 @@ from sim2real.deploy.runtime.state_machine import ARMED, StateMachine
 
 log = logging.getLogger(__name__)
 
+GYRO_PAIR_S = 0.005
+"""Odometry and gyro samples received this close together are compared [s]."""
+
 
 class QuadrotorProfile:
     """Everything quadrotor-specific the Runtime delegates to."""
@@ -65,6 +68,8 @@ class QuadrotorProfile:
         self.motors_off = False
         """The fallback has switched the motors off (final, but for a landing revoked while
         the vehicle could still be falling: see landing.py)."""
+        self.rate_streams = ('odom', 'imu') if params.odom_angular_velocity else ('imu',)
+        """The streams whose body rates are read (the fresher of them)."""
         self.twist = TwistCheck(params.odom_twist_window_s, params.odom_twist_tolerance_m,
                                 params.odom_twist_frame)
         """Whether the odometry's twist explains the motion of its position."""
@@ -99,10 +104,11 @@ class QuadrotorProfile:
         return np.zeros(4 if self.kind == 'thrust_body_rates' else self.num_rotors)
 
     def latch_reason(self, store: SensorStore, now_s: float) -> str:
-        """'stale:<stream>', 'tilt', 'geofence', 'speed', 'odom_twist' or 'ang_vel' when a
-        latch condition holds, else '' (speed and body rates beyond max_speed_m_s /
-        max_ang_vel_rad_s are outside anything the policy was trained for; odom_twist: the
-        twist does not explain the position's motion, twist_check.py)."""
+        """'stale:<stream>', 'tilt', 'geofence', 'speed', 'odom_twist', 'odom_gyro' or
+        'ang_vel' when a latch condition holds, else '' (speed and body rates beyond
+        max_speed_m_s / max_ang_vel_rad_s are outside anything the policy was trained for;
+        odom_twist: the twist does not explain the position's motion, twist_check.py;
+        odom_gyro: the odometry's body rates are not the gyro's)."""
         for watchdog in self.watchdogs:
             reason = watchdog.reason(store, now_s)
             if reason:
@@ -119,7 +125,9 @@ class QuadrotorProfile:
         self.twist.observe(store.latest('odom'))
         if self.twist.failed:
             return 'odom_twist'
-        rates = [store.value(s, 'ang_vel_b') for s in ('odom', 'imu') if store.latest(s)]
+        if self.gyro_disagreement_rad_s(store) > self.params.odom_gyro_tolerance_rad_s > 0.0:
+            return 'odom_gyro'
+        rates = [store.value(s, 'ang_vel_b') for s in self.rate_streams if store.latest(s)]
         if not all(np.max(np.abs(w)) <= self.params.max_ang_vel_rad_s for w in rates):
             return 'ang_vel'
         return ''
@@ -137,14 +145,34 @@ class QuadrotorProfile:
         if store.latest('odom') is None:
             return 'stale:odom'
         reason = self.latch_reason(store, now_s)
-        return f'{reason} ({self.twist.explain()})' if reason == 'odom_twist' else reason
+        if reason == 'odom_twist':
+            return f'{reason} ({self.twist.explain()})'
+        if reason == 'odom_gyro':
+            return (f'{reason} (the body rates of the odometry differ from the gyro by '
+                    f'{self.gyro_disagreement_rad_s(store):.3g} rad/s, odom_gyro_tolerance_rad_s '
+                    f'{self.params.odom_gyro_tolerance_rad_s:g}: a twist in another frame or '
+                    'unit, or one left at zero; odom_angular_velocity false reads imu alone)')
+        return reason
+
+    def gyro_disagreement_rad_s(self, store: SensorStore) -> float:
+        """Largest per-axis difference [rad/s] between the odometry's and the gyro's body rates
+        when both are read and were received within GYRO_PAIR_S of each other, else 0."""
+        odom, imu = store.latest('odom'), store.latest('imu')
+        if 'odom' not in self.rate_streams or odom is None or imu is None or not abs(
+                odom.received_s - imu.received_s) <= GYRO_PAIR_S:
+            return 0.0
+        return float(np.max(np.abs(np.asarray(odom.values['ang_vel_b'])
+                                   - np.asarray(imu.values['ang_vel_b']))))
 
     def observation_inputs(self, store: SensorStore, now_s: float) -> dict:
         """Term inputs from the latest samples (ang_vel_b from the fresher of imu and odom,
-        by age: a receive time in the future is not fresh)."""
+        by age: a receive time in the future is not fresh; from imu alone where the odometry's
+        angular twist is not a reading)."""
         odom, imu = store.latest('odom'), store.latest('imu')
-        gyro = imu if imu is not None and store.age_s('imu', now_s) <= store.age_s(
-            'odom', now_s) else odom
+        gyro = imu if imu is not None and (
+            'odom' not in self.rate_streams
+            or store.age_s('imu', now_s) <= store.age_s('odom', now_s)) else odom
+        rates = np.zeros(3) if gyro is None else gyro.values['ang_vel_b']   # none yet: at rest
         setpoint = store.value('setpoint', 'pos_w')
         target = np.asarray(self.params.hover_target_m) if setpoint is None else setpoint
         return {
@@ -152,7 +180,7 @@ class QuadrotorProfile:
             'target_pos_w': target,
             'rotmat_wb': self.rotmat(store),
             'lin_vel_b': store.value('odom', 'lin_vel_b'),
-            'ang_vel_b': np.asarray(gyro.values['ang_vel_b'], dtype=np.float64),
+            'ang_vel_b': np.asarray(rates, dtype=np.float64),
             'reference_velocity_w': np.zeros(3),
             'action_history': self.integrator.history,
         }
@@ -295,8 +323,11 @@ def check_quadrotor_params(contract: Contract, params: QuadrotorParams, model=No
     positive(params, 'max_body_rate_rad_s', 'odom_timeout_s', 'max_tilt_rad',
              'rate_hz', 'max_speed_m_s', 'max_ang_vel_rad_s')
     non_negative(params, 'imu_timeout_s', 'setpoint_timeout_s', 'soft_start_s',
-                 'fallback_max_descent_s', 'odom_twist_tolerance_m')
+                 'fallback_max_descent_s', 'odom_twist_tolerance_m', 'odom_gyro_tolerance_rad_s')
     positive(params, 'odom_twist_window_s')
+    if not params.odom_angular_velocity and not params.imu_timeout_s > 0.0:
+        raise ParamError('parameter "odom_angular_velocity": false takes body rates from imu '
+                         'alone, so imu_timeout_s must be > 0 (the imu stream required)')
     if params.odom_twist_frame not in ('body', 'world'):
         raise ParamError(f'parameter "odom_twist_frame": {params.odom_twist_frame!r} is not '
                          "'body' (nav_msgs: child_frame_id) or 'world'")

@@ -192,7 +192,8 @@ def quad_params(kind, seed):
         setpoint_timeout_s=rng.choice([0.0, 0.0, 0.1]), soft_start_s=rng.choice([0.0, 0.2]),
         ground_height_m=rng.uniform(0.0, 0.5), fallback_level_gain=rng.uniform(0.0, 20.0),
         fallback_vz_gain=rng.uniform(0.0, 10.0), fallback_max_descent_s=rng.uniform(0.0, 10.0),
-        odom_twist_tolerance_m=0.0)   # random positions jump: the twist check has its tests
+        odom_twist_tolerance_m=0.0,   # random positions jump: the twist check has its tests
+        odom_gyro_tolerance_rad_s=0.0)
 
 
 QUAD_OPS = ['healthy'] * 6 + ['odom'] * 2 + ['odom_glitch', 'imu_fresh', 'imu_fresh'] + [

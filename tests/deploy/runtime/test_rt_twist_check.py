@@ -28,11 +28,16 @@ def test_residual_hand_numbers():
     assert twist_residual_m(t, pos, ones) == pytest.approx(1.0)
 
 
+NAV_MSGS = {'odom_twist_frame': 'body', 'odom_angular_velocity': True}
+"""A driver that follows nav_msgs: the twist in the body frame, its angular part body rates."""
+
+
 @pytest.fixture
 def quad():
-    """The shipped hover policy behind config/quadrotor.yaml (twist window 0.2 s, 3 cm)."""
+    """The shipped hover policy behind config/quadrotor.yaml (twist window 0.2 s, 3 cm),
+    reading its odometry as nav_msgs specifies."""
     return Runtime.from_files(ROOT / 'policies/quadrotor_hover.onnx',
-                              ROOT / 'config/quadrotor.yaml')
+                              ROOT / 'config/quadrotor.yaml', overrides=dict(NAV_MSGS))
 
 
 def moving(t, world_twist=False, vel_w=(0.5, 0.0, 0.0), since=0.0):
@@ -79,8 +84,7 @@ def test_a_world_frame_twist_refuses_the_enable_naming_the_frame(quad):
     assert not ok and why.startswith('odom_twist (') and 'world-frame' in why
     assert 'odom_twist_frame' in why
     converted = Runtime.from_files(ROOT / 'policies/quadrotor_hover.onnx',
-                                   ROOT / 'config/quadrotor.yaml',
-                                   overrides={'odom_twist_frame': 'world'})
+                                   ROOT / 'config/quadrotor.yaml')   # world, as crazyswarm2
     for t in np.arange(0.0, 0.3, 0.01):
         sample = moving(float(t), world_twist=True)
         feed(converted, float(t), Sample(twist_world_to_body(sample.values), t, t))
@@ -125,3 +129,50 @@ def test_a_position_jump_latches(quad):
     result = quad.step(0.31)
     assert (result.state, result.reason) == ('fallback', 'odom_twist')
     assert result.command[0] == pytest.approx(0.027 * (9.81 + 2.0 * -0.4), rel=1e-6)
+
+
+def rotating(t, odom_rates):
+    """Hovering still at 1.5 m, yawing at 2 rad/s by the gyro; the odometry carries
+    odom_rates as its angular twist."""
+    yaw = 2.0 * t
+    quat = np.array([math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)])
+    return Sample({'pos_w': np.array([0.0, 0.0, 1.5]), 'quat_wxyz': quat,
+                   'lin_vel_b': np.zeros(3), 'ang_vel_b': np.asarray(odom_rates)}, t, t)
+
+
+@pytest.mark.parametrize('odom_rates, latched', [((0.0, 0.0, 2.0), False),
+                                                 ((0.0, 0.0, 0.0), True),
+                                                 ((0.0, 0.0, math.degrees(2.0)), True)])
+def test_odometry_body_rates_must_be_the_gyros(quad, odom_rates, latched):
+    """Yawing at 2 rad/s: odometry body rates equal to the gyro's fly; left at zero (as
+    crazyswarm2's C++ server leaves them) or in deg/s (its Python server) differ by more
+    than 1 rad/s and latch 'odom_gyro' (the enable is refused naming the parameter)."""
+    for t in np.arange(0.0, 0.3, 0.01):
+        quad.put('odom', rotating(float(t), odom_rates))
+        quad.put('imu', Sample({'ang_vel_b': np.array([0.0, 0.0, 2.0])}, float(t), float(t)))
+        quad.step(float(t))
+    ok, why = quad.enable(0.3)
+    assert ok != latched
+    if latched:
+        assert why.startswith('odom_gyro (') and 'odom_angular_velocity' in why
+
+
+def test_without_odometry_rates_the_gyro_alone_is_read(quad_params_file):
+    """odom_angular_velocity false: the odometry's zero angular twist is neither compared
+    nor observed, even when it is the fresher sample; with imu_timeout_s 0 (no gyro at all)
+    the parameters are refused."""
+    runtime = Runtime.from_files(ROOT / 'policies/quadrotor_hover.onnx',
+                                 ROOT / 'config/quadrotor.yaml',
+                                 overrides={'odom_angular_velocity': False,
+                                            'odom_twist_frame': 'body'})
+    for t in np.arange(0.0, 0.3, 0.01):
+        runtime.put('imu', Sample({'ang_vel_b': np.array([0.0, 0.0, 2.0])}, float(t), float(t)))
+        runtime.put('odom', rotating(float(t) + 0.001, (0.0, 0.0, 0.0)))
+        runtime.step(float(t) + 0.002)
+    assert runtime.enable(0.302) == (True, '')
+    inputs = runtime.profile.observation_inputs(runtime.store, 0.302)
+    np.testing.assert_array_equal(inputs['ang_vel_b'], [0.0, 0.0, 2.0])
+    from sim2real.deploy.runtime import ParamError
+    with pytest.raises(ParamError, match='odom_angular_velocity'):
+        Runtime.from_files(ROOT / 'policies/quadrotor_hover.onnx', ROOT / 'config/quadrotor.yaml',
+                           overrides={'odom_angular_velocity': False, 'imu_timeout_s': 0.0})
