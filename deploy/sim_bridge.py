@@ -73,7 +73,7 @@ class SimBridge(Node):
         validate(p)
         self.p = p
         self.streams = bridge_of(robot).streams
-        robot_faults = bridge_of(robot).faults
+        robot_faults = bridge_of(robot).faults()
         for fault in robot_faults.values():
             if fault.configure is not None:
                 fault.configure(p)

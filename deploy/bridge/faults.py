@@ -208,6 +208,10 @@ class FaultInjector:
         self._last.clear()
         self._released_effects.clear()
         self._spike_until_s = -math.inf
+        for name in sorted(self._active):   # a fault still scheduled starts over
+            self._frozen.pop(name.removeprefix('frozen_'), None)
+            self._events.append(BridgeEvent('fault_off', name, now_s))
+        self._active = frozenset()
         self.set_schedule(self._schedule, now_s)
 
     def update(self, now_s: float) -> frozenset[str]:

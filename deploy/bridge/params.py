@@ -8,7 +8,7 @@ parameter; fault names are checked against the sensor streams the robot has.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 from sim2real.deploy.bridge.faults import (
@@ -48,8 +48,9 @@ class RobotBridge:
     """checks(p) -> [(name, ok, why)] of its own parameters."""
     make_sim: Callable[[dict], object]
     """The simulation for the parameters p (step, reset, the stream methods, ...)."""
-    faults: dict[str, RobotFault] = field(default_factory=dict)
-    """Faults of the robot's own beside the generic and per-stream ones (faults.py)."""
+    faults: Callable[[], dict[str, RobotFault]] = dict
+    """faults() -> the robot's own faults beside the generic and per-stream ones (faults.py),
+    fresh objects each call: a fault may keep state for the bridge that owns it."""
 
 
 def bridge_of(robot: str) -> RobotBridge:
@@ -69,12 +70,12 @@ def fault_names(robot: str) -> tuple[str, ...]:
     """The fault names a robot's bridge accepts (faults of its own sensor streams and its
     own faults)."""
     bridge = bridge_of(robot)
-    return stream_fault_names(bridge.streams, bridge.faults)
+    return stream_fault_names(bridge.streams, bridge.faults())
 
 
 def parse_robot_faults(robot: str, text: str) -> tuple[str, ...]:
     """parse_fault_list, also rejecting faults of streams this robot does not have."""
-    names = parse_fault_list(text, extra=bridge_of(robot).faults)
+    names = parse_fault_list(text, extra=bridge_of(robot).faults())
     foreign = [n for n in names if n not in fault_names(robot)]
     if foreign:
         raise FaultError(f'fault(s) {", ".join(map(repr, foreign))} do not apply to the '
@@ -105,7 +106,7 @@ def validate(p: dict) -> None:
     for name in ('fault_schedule', 'active_faults'):
         try:
             text = p[name] if name == 'active_faults' else ','.join(
-                f.name for f in parse_schedule(p[name], extra=bridge.faults))
+                f.name for f in parse_schedule(p[name], extra=bridge.faults()))
             parse_robot_faults(robot, text)
         except FaultError as exc:
             raise ValueError(f'sim_bridge parameter {name}: {exc}') from exc

@@ -46,4 +46,4 @@ def make_sim(p: dict) -> QuadrotorSim:
 
 
 BRIDGE = RobotBridge(defaults=DEFAULTS, streams=('imu', 'odom'), checks=checks,
-                     make_sim=make_sim, faults=quadrotor_faults())
+                     make_sim=make_sim, faults=quadrotor_faults)

@@ -100,7 +100,7 @@ class OtherFrame:
 
 
 def quadrotor_faults() -> dict[str, RobotFault]:
-    """The quadrotor twin's own faults (fresh state per bridge)."""
+    """The quadrotor twin's own faults (fresh objects: each bridge keeps its own state)."""
     glitch, other = OdomGlitch(), OtherFrame()
     return {
         'glitch_odom': RobotFault('odom', glitch, reset=glitch.reset,

@@ -47,7 +47,7 @@ def faults(node: dict, bridge: dict) -> dict[str, FaultCase]:
         FaultCase('latency_spike', 'latch', 'stale', ('odom', 'imu')),
         FaultCase('command_loss', 'watchdog', 'timeout'),
         FaultCase('glitch_odom', 'tolerate'),
-        FaultCase('twist_frame_odom', 'latch', 'effect', ('odom',)),
+        FaultCase('twist_frame_odom', 'latch', 'effect', ('odom',), reason='odom_twist'),
     ]
     return {c.name: c for c in cases}
 
@@ -193,7 +193,10 @@ def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase) -> dict:
         safe = not crashed and (err <= sc.tolerate_error_m or fell_back)
     elif case.expect == 'latch':
         ticks = metrics.ticks_to_safe(state_times, state_names, t_cond)
-        safe = ticks is not None and ticks <= case.max_ticks and level and not crashed
+        reason = next((s.partition(':')[2] for s in state_names if s.startswith('fallback')),
+                      '')
+        safe = (ticks is not None and ticks <= case.max_ticks and level and not crashed
+                and case.reason in ('', reason))
         t_safe = next((t for t, s in states if s.startswith('fallback')), t_end)
     else:
         t_trip = watchdog_trip_s(mon, onset_event)
@@ -207,6 +210,7 @@ def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase) -> dict:
         'limit_violations': int(violations),
         'expect': case.expect,
         'max_ticks': case.max_ticks,
+        'expected_reason': case.reason,
         'fallback': fell_back,
         'final_state': state_names[-1] if state_names else '',
         'max_tilt_rad': round(tilt_max, 4),

@@ -3,10 +3,12 @@
 Evidence is counted per distinct odometry sample (a new stamp: the store keeps one sample
 object per stamp), never per control tick, so one sample that stays fresh over several
 ticks (an odometry gap shorter than the stale timeout) counts once. A sample is evidence of
-landing when it is fresh, below ``ground_height_m`` and plausible for the vehicle: inside the
-geofence (whose floor, ``geofence_min_m[2]``, is the estimator's noise below the ground), so
-an estimator glitch far below the ground is no evidence. LANDING_SAMPLES consecutive such
-samples mean landed.
+landing when it is fresh, below ``ground_height_m`` and plausible for the vehicle: above the
+geofence's floor (``geofence_min_m[2]``, the estimator's noise below the ground), so an
+estimator glitch far below the ground is no evidence; where it is horizontally does not
+matter (a vehicle that left the fence sideways still lands). LANDING_SAMPLES such samples in
+a row mean landed (a row of distinct samples: ticks without a fresh sample do not break it,
+a sample that is no evidence does).
 
 A cut is not final while a vehicle cut in the air could still be falling: until the free-fall
 time from the geofence's ceiling to the ground has passed, AIRBORNE_SAMPLES consecutive
@@ -18,8 +20,6 @@ not restart its motors.
 from __future__ import annotations
 
 import math
-
-import numpy as np
 
 from sim2real.deploy.robots.quadrotor.params import QuadrotorParams
 from sim2real.deploy.runtime.physics_check import GRAVITY_M_S2
@@ -40,9 +40,8 @@ class LandingEvidence:
     def __init__(self, params: QuadrotorParams):
         """Thresholds from the parameters: ground height, geofence, fall window."""
         self.ground_m = params.ground_height_m
-        self.fence_min_m = np.asarray(params.geofence_min_m, dtype=np.float64)
-        self.fence_max_m = np.asarray(params.geofence_max_m, dtype=np.float64)
-        drop_m = max(float(self.fence_max_m[2]) - self.ground_m, 0.0)
+        self.floor_m = float(params.geofence_min_m[2])
+        drop_m = max(float(params.geofence_max_m[2]) - self.ground_m, 0.0)
         self.fall_window_s = math.sqrt(2.0 * drop_m / GRAVITY_M_S2) + params.odom_timeout_s
         """How long after a cut a vehicle cut at the ceiling can still be falling [s]."""
         self.reset()
@@ -58,11 +57,9 @@ class LandingEvidence:
         if sample is None or sample is self._seen:
             return
         self._seen = sample
-        pos_w = np.asarray(sample.values['pos_w'], dtype=np.float64)
-        inside = bool(np.all(pos_w >= self.fence_min_m) and np.all(pos_w <= self.fence_max_m))
-        z_m = float(pos_w[2])
-        self.low = self.low + 1 if inside and z_m < self.ground_m else 0
-        self.high = self.high + 1 if inside and z_m > self.ground_m + AIRBORNE_MARGIN_M else 0
+        z_m = float(sample.values['pos_w'][2])
+        self.low = self.low + 1 if self.floor_m <= z_m < self.ground_m else 0
+        self.high = self.high + 1 if z_m > self.ground_m + AIRBORNE_MARGIN_M else 0
 
     @property
     def landed(self) -> bool:

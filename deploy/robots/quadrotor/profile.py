@@ -213,7 +213,9 @@ class QuadrotorProfile:
     def fallback_command(self, store: SensorStore, now_s: float,
                          machine: StateMachine) -> np.ndarray:
         """Motors off once landed (or when the motors never ran), level-and-descend with
-        fresh odometry, blind descent without it, motors off after fallback_max_descent_s.
+        fresh odometry, blind descent without it, motors off after fallback_max_descent_s
+        either way (a vehicle whose odometry never shows it landed does not run its motors
+        on the ground for good).
 
         Landed: LANDING_SAMPLES distinct fresh plausible samples below ground_height_m in a
         row (landing.py); that cut is revoked while samples show the vehicle still in the air
@@ -230,11 +232,11 @@ class QuadrotorProfile:
         if self.motors_off or not self.airborne:
             self.motors_off = True
             return self.off_command()
+        if now_s - machine.latched_s > self.params.fallback_max_descent_s:
+            self.motors_off = True   # the longest descent: down from the ceiling by now
+            return self.off_command()
         if odom_fresh:
             thrust, rates = self._level_and_descend(store)
-        elif now_s - machine.latched_s > self.params.fallback_max_descent_s:
-            self.motors_off = True
-            return self.off_command()
         else:
             thrust, rates = self._blind_thrust_n(), np.zeros(3)
         return self._thrust_command(thrust, rates)

@@ -26,6 +26,9 @@ from sim2real.deploy.runtime.sensors import rotmat_from_quat, Sample
 
 MIN_SPAN = 0.5
 """The samples must span this share of the window before the check judges."""
+MAX_SAMPLES = 200
+"""Most samples the window keeps (1 kHz odometry over 0.2 s); a source whose stamps crawl
+cannot grow it further."""
 
 
 def twist_residual_m(stamps_s: np.ndarray, pos_w: np.ndarray, vel_w: np.ndarray) -> float:
@@ -73,7 +76,8 @@ class TwistCheck:
         other_w = rotmat.T @ vel_w if self.frame == 'body' else rotmat @ vel_w
         self._samples.append((stamp, np.asarray(sample.values['pos_w'], dtype=np.float64),
                               vel_w, other_w))
-        while self._samples and stamp - self._samples[0][0] > self.window_s:
+        while self._samples and (stamp - self._samples[0][0] > self.window_s
+                                 or len(self._samples) > MAX_SAMPLES):
             self._samples.popleft()
         self._judge()
 

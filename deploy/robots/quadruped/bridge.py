@@ -36,4 +36,4 @@ def make_sim(p: dict) -> QuadrupedSim:
 
 
 BRIDGE = RobotBridge(defaults=DEFAULTS, streams=('joint_states', 'imu'), checks=checks,
-                     make_sim=make_sim, faults=quadruped_faults())
+                     make_sim=make_sim, faults=quadruped_faults)

@@ -55,7 +55,7 @@ class Push:
 
 
 def quadruped_faults() -> dict[str, RobotFault]:
-    """The quadruped twin's own faults (fresh state per bridge)."""
+    """The quadruped twin's own faults (fresh objects: each bridge keeps its own state)."""
     push = Push()
     return {'push': RobotFault('joint_states', lambda values, since_s: values, act=push.act,
                                effect=push.effect, reset=push.reset)}

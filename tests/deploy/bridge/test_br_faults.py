@@ -215,3 +215,31 @@ def test_hand_config_sets_the_servo_bus_latency_and_other_robots_have_none():
     assert got == {'hand': (0.005, 0.006), 'quadrotor': (0.0, 0.0), 'quadruped': (0.0, 0.0)}
     with pytest.raises(ValueError, match='sensor_latency_s'):
         validate({**p, 'sensor_latency_s': -0.001})
+
+
+def test_a_robot_fault_transforms_withholds_marks_its_effect_and_acts():
+    """The quadrotor twin's glitch_odom through the injector: the first odometry sample after
+    onset reads z = 0 (its effect, reported once released), the next 30 ms are withheld,
+    then samples pass as they are; a reset while it is scheduled glitches again. An action
+    fault sees the time since onset, and None while it is off."""
+    from sim2real.deploy.bridge.faults import RobotFault
+    from sim2real.deploy.robots.quadrotor.faults import quadrotor_faults
+    seen = []
+    faults = dict(quadrotor_faults(), push=RobotFault(act=lambda sim, s: seen.append(s)))
+    inj = FaultInjector(FaultCfg(), streams=('odom', 'imu'), robot_faults=faults)
+    inj.set_schedule('glitch_odom@0.0+10.0', 0.0)
+    odom = {'pos_w': np.array([0.0, 0.0, 1.5]), 'quat_wxyz': np.array([1.0, 0, 0, 0]),
+            'lin_vel_b': np.zeros(3), 'ang_vel_b': np.zeros(3)}
+    for k in range(10):
+        inj.offer('odom', odom, 0.005 * k, 0.005 * k)
+    out = inj.due('odom', 1.0)
+    assert [v['pos_w'][2] for v, _ in out] == [0.0, 1.5, 1.5, 1.5, 1.5]
+    assert [s for _, s in out] == pytest.approx([0.0, 0.03, 0.035, 0.04, 0.045])
+    assert inj.pop_effects() == ['glitch_odom'] and inj.pop_effects() == []
+    inj.reset(1.0)
+    inj.offer('odom', odom, 1.0, 1.0)
+    assert inj.due('odom', 1.0)[0][0]['pos_w'][2] == 0.0
+    inj.act(None, 1.5)
+    inj.set_active('push', 2.0)
+    inj.act(None, 2.25)
+    assert seen == [None, pytest.approx(0.25)]

@@ -388,3 +388,31 @@ def test_a_gyro_received_in_the_future_is_not_the_fresher(quad):
     quad.put('imu', Sample({'ang_vel_b': np.array([20.0, 20.0, 20.0])}, 0.0, 1e6))
     quad.put('odom', odom(0.0))
     np.testing.assert_array_equal(quad.observation(0.0)[0, 15:18], [0.0, 0.0, 0.0])
+
+
+def test_a_vehicle_that_left_the_fence_sideways_lands_and_stops(quad):
+    """Latched 'geofence' at x = 2.1 m (outside the 2 m fence), then on the ground there
+    (z = 0): three samples cut the motors; the position outside the fence horizontally does
+    not keep them running."""
+    airborne(quad)
+    quad.put('odom', Sample({'pos_w': np.array([2.1, 0.0, 1.5]), 'quat_wxyz': LEVEL,
+                             'lin_vel_b': np.zeros(3), 'ang_vel_b': np.zeros(3)}, 0.3, 0.3))
+    quad.put('imu', Sample({'ang_vel_b': np.zeros(3)}, 0.3, 0.3))
+    assert quad.step(0.3).reason == 'geofence'
+    for t in (0.31, 0.32, 0.33):
+        quad.put('odom', Sample({'pos_w': np.array([2.1, 0.0, 0.0]), 'quat_wxyz': LEVEL,
+                                 'lin_vel_b': np.zeros(3), 'ang_vel_b': np.zeros(3)}, t, t))
+        quad.put('imu', Sample({'ang_vel_b': np.zeros(3)}, t, t))
+        thrust = quad.step(t).command[0]
+    assert thrust == 0.0
+
+
+def test_a_ground_reading_below_the_floor_stops_after_the_longest_descent(quad):
+    """On the ground with an estimator that reads z = -0.2 m (below the fence's floor: no
+    landing evidence): level-and-descend until fallback_max_descent_s (8 s), then off."""
+    airborne(quad)
+    quad.estop(0.3)
+    thrusts = {}
+    for t in np.arange(0.3, 8.5, 0.05):
+        thrusts[round(float(t), 2)] = fly(quad, float(t), z=-0.2).command[0]
+    assert thrusts[8.25] > 0.0 and thrusts[8.35] == 0.0 and thrusts[8.45] == 0.0

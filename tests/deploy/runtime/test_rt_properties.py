@@ -182,7 +182,7 @@ def quad_params(kind, seed):
     """Random quadrotor limits from seed, inside the contract's (max collective 0.595 N,
     body rates 6 rad/s)."""
     rng = np.random.default_rng(seed)
-    thrust_max = rng.uniform(0.05, 0.4395 if kind == 'thrust_body_rates' else 0.595)
+    thrust_max = rng.uniform(0.05, 0.439 if kind == 'thrust_body_rates' else 0.595)
     return QuadrotorParams(
         command_interface='cmd_vel_legacy' if kind == 'thrust_body_rates' else 'rotor_speeds',
         thrust_max_n=thrust_max, thrust_min_n=rng.uniform(0.0, thrust_max),
@@ -192,8 +192,9 @@ def quad_params(kind, seed):
         setpoint_timeout_s=rng.choice([0.0, 0.0, 0.1]), soft_start_s=rng.choice([0.0, 0.2]),
         ground_height_m=rng.uniform(0.0, 0.5), fallback_level_gain=rng.uniform(0.0, 20.0),
         fallback_vz_gain=rng.uniform(0.0, 10.0), fallback_max_descent_s=rng.uniform(0.0, 10.0),
-        odom_twist_tolerance_m=0.0,   # random positions jump: the twist check has its tests
-        odom_gyro_tolerance_rad_s=0.0)
+        # random positions jump and rates disagree: the twist and gyro checks have their own
+        # tests (test_rt_twist_check.py); a window holding a 1e300 twist would latch them
+        odom_twist_tolerance_m=0.0, odom_gyro_tolerance_rad_s=0.0)
 
 
 QUAD_OPS = ['healthy'] * 6 + ['odom'] * 2 + ['odom_glitch', 'imu_fresh', 'imu_fresh'] + [
@@ -274,10 +275,10 @@ def quad_latch(oracle, params):
 
 class LandingSpec:
     """The quadrotor's landing rule as the docs state it, for an airborne fallback: the motors
-    may be off only after 3 consecutive distinct (newly stored), fresh odometry samples inside
-    the geofence and below ground_height_m, seen at ticks since the latch, or after
-    fallback_max_descent_s of blind descent (odometry stale). Not a model of the rule's every
-    decision: it names what must have happened before a cut."""
+    may be off only after 3 consecutive distinct (newly stored), fresh odometry samples above
+    the geofence's floor and below ground_height_m, seen at ticks since the latch, or after
+    fallback_max_descent_s in the fallback. Not a model of the rule's every decision: it
+    names what must have happened before a cut."""
 
     def __init__(self, oracle, params):
         """Nothing seen; the oracle's view of the samples, the node's parameters."""
@@ -293,15 +294,12 @@ class LandingSpec:
         if was != 'fallback':   # the latch: airborne when the motors were running
             self.airborne = was in ('soft_start', 'active')
             self.evidence, self.low, self.counted, self.latched_s = False, 0, None, now_s
-        odom_timeout = self.params.odom_timeout_s
-        if self.oracle.stale('odom', odom_timeout):
-            self.evidence |= now_s - self.latched_s > self.params.fallback_max_descent_s
-        elif self.oracle.stored.get('odom') != self.counted:
+        self.evidence |= now_s - self.latched_s > self.params.fallback_max_descent_s
+        if not self.oracle.stale('odom', self.params.odom_timeout_s) and (
+                self.oracle.stored.get('odom') != self.counted):
             self.counted = self.oracle.stored.get('odom')
-            pos = np.asarray(self.oracle.values['odom']['pos_w'])
-            inside = np.all(pos >= self.params.geofence_min_m) and np.all(
-                pos <= self.params.geofence_max_m)
-            low = inside and pos[2] < self.params.ground_height_m
+            z_m = np.asarray(self.oracle.values['odom']['pos_w'])[2]
+            low = self.params.geofence_min_m[2] <= z_m < self.params.ground_height_m
             self.low = self.low + 1 if low else 0
             self.evidence |= self.low >= 3
         if self.airborne and not np.any(result.command):
