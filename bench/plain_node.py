@@ -40,7 +40,7 @@ from std_srvs.srv import SetBool
 
 from sim2real import terms
 from sim2real.contract import CONTRACT_KEY
-from sim2real.deploy.cmd_vel_legacy import THRUST_MAPS, to_cmd_vel_legacy
+from sim2real.deploy.robots.quadrotor.cmd_vel_legacy import THRUST_MAPS, to_cmd_vel_legacy
 from sim2real.deploy.loop_stats import LoopStats
 
 HOVER_POS_M = (0.0, 0.0, 1.5)

@@ -19,7 +19,6 @@ from nav_msgs.msg import Odometry
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray
 
-from sim2real.deploy.cmd_vel_legacy import from_cmd_vel_legacy, ThrustMap, to_cmd_vel_legacy
 
 WORLD_FRAME = 'world'
 BODY_FRAME = 'base_link'
@@ -227,19 +226,6 @@ def make_point_stamped(pos_w, stamp_s: float, frame_id: str = WORLD_FRAME) -> Po
     msg.header.frame_id = frame_id
     _set_xyz(msg.point, pos_w)
     return msg
-
-
-def twist_from_command(thrust_n: float, rates_rad_s_b, thrust: ThrustMap) -> Twist:
-    """cmd_vel_legacy Twist of a collective thrust [N] and body rates [rad/s]."""
-    msg = Twist()
-    (msg.linear.x, msg.linear.y, msg.linear.z,
-     msg.angular.z) = to_cmd_vel_legacy(thrust_n, rates_rad_s_b, thrust)
-    return msg
-
-
-def command_from_twist(msg: Twist, thrust: ThrustMap) -> tuple[float, np.ndarray]:
-    """Collective thrust [N] and body rates (3,) [rad/s] of a cmd_vel_legacy Twist."""
-    return from_cmd_vel_legacy(msg.linear.x, msg.linear.y, msg.linear.z, msg.angular.z, thrust)
 
 
 def float64_array(values) -> Float64MultiArray:

@@ -50,9 +50,11 @@ LAYERS = {
 ROBOT_PARTS."""
 
 ROBOT_PARTS = {'params': 'deploy.runtime', 'profile': 'deploy.runtime',
-               'runtime': 'deploy.runtime', 'bridge_sim': 'deploy.bridge',
-               'bridge': 'deploy.bridge', 'ros_io': 'deploy', 'bridge_io': 'deploy',
-               'hil': 'hil'}
+               'runtime': 'deploy.runtime', 'landing': 'deploy.runtime',
+               'cmd_vel_legacy': 'deploy.runtime',
+               'twist_check': 'deploy.runtime', 'bridge_sim': 'deploy.bridge',
+               'bridge': 'deploy.bridge', 'faults': 'deploy.bridge', 'ros_io': 'deploy',
+               'bridge_io': 'deploy', 'hil': 'hil'}
 """Module of a robot's deploy folder (sim2real.deploy.robots.<robot>.<module>) -> its layer:
 one folder per robot, each module on the side that runs it."""
 

@@ -1,7 +1,7 @@
 """The quadrotor's simulated twin for the HIL bridge: its parameters, streams and checks."""
 
 from sim2real.assets import resolve_urdf
-from sim2real.deploy.cmd_vel_legacy import THRUST_MAPS
+from sim2real.deploy.robots.quadrotor.cmd_vel_legacy import THRUST_MAPS
 from sim2real.deploy.bridge.params import RobotBridge
 from sim2real.deploy.robots.quadrotor.bridge_sim import QuadrotorSim
 from sim2real.deploy.robots.quadrotor.faults import quadrotor_faults

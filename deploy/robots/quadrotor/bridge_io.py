@@ -14,7 +14,8 @@ from std_msgs.msg import Float64MultiArray
 
 from sim2real import terms
 from sim2real.deploy import ros_msgs
-from sim2real.deploy.cmd_vel_legacy import thrust_map
+from sim2real.deploy.robots.quadrotor.cmd_vel_legacy import thrust_map
+from sim2real.deploy.robots.quadrotor.ros_io import command_from_twist
 
 
 class QuadrotorBridgeIo:
@@ -44,7 +45,7 @@ class QuadrotorBridgeIo:
 
     def _on_twist(self, msg: Twist, info: dict) -> None:
         """cmd_vel_legacy -> [thrust N, body rates rad/s]."""
-        thrust_n, rates = ros_msgs.command_from_twist(msg, self.thrust_map)
+        thrust_n, rates = command_from_twist(msg, self.thrust_map)
         now_s = ros_msgs.arrival_steady_s(info)
         self.node.apply_command(
             lambda: self.sim.set_command('thrust_body_rates', [thrust_n, *rates], now_s),

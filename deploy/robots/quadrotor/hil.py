@@ -22,7 +22,8 @@ from geometry_msgs.msg import Twist
 from std_msgs.msg import Float64MultiArray
 
 from sim2real.deploy import ros_msgs
-from sim2real.deploy.cmd_vel_legacy import thrust_map
+from sim2real.deploy.robots.quadrotor.cmd_vel_legacy import thrust_map
+from sim2real.deploy.robots.quadrotor.ros_io import command_from_twist
 from sim2real.hil import joint_runs, metrics
 from sim2real.hil.monitor import HilMonitor
 from sim2real.hil.robot import RobotHil
@@ -82,7 +83,7 @@ def monitor_args(node: dict, contract) -> dict:
         legacy = thrust_map(node.get('legacy_thrust_map', 'battery_compensated'))
 
         def decode(msg):
-            thrust_n, rates = ros_msgs.command_from_twist(msg, legacy)
+            thrust_n, rates = command_from_twist(msg, legacy)
             return np.r_[thrust_n, rates]
         return {'command_type': Twist, 'decode': decode}
     return {'command_type': Float64MultiArray, 'decode': ros_msgs.from_float64_array}

@@ -29,7 +29,7 @@ class QuadrotorParams:
     """Command topic."""
     legacy_thrust_map: str = 'battery_compensated'
     """cmd_vel_legacy: how the firmware turns the thrust command into thrust
-    ('battery_compensated' or 'pwm_2015'; sim2real.deploy.cmd_vel_legacy)."""
+    ('battery_compensated' or 'pwm_2015'; sim2real.deploy.robots.quadrotor.cmd_vel_legacy)."""
     odom_twist_frame: str = 'body'
     """Frame of the odometry message's twist: 'body' (nav_msgs: child_frame_id) or 'world'
     (crazyswarm2's C++ server, from the firmware's world-frame stateEstimateZ.v*)."""

@@ -17,7 +17,7 @@ import numpy as np
 from sim2real import terms
 from sim2real.contract import Contract
 from sim2real.contract import ContractError
-from sim2real.deploy.cmd_vel_legacy import thrust_map
+from sim2real.deploy.robots.quadrotor.cmd_vel_legacy import thrust_map
 from sim2real.deploy.robots.quadrotor.landing import LandingEvidence
 from sim2real.deploy.robots.quadrotor.params import QuadrotorParams
 from sim2real.deploy.robots.quadrotor.twist_check import TwistCheck

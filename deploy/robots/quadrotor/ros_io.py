@@ -10,7 +10,8 @@ from sensor_msgs.msg import Imu
 from std_msgs.msg import Float64MultiArray
 
 from sim2real.deploy import ros_msgs
-from sim2real.deploy.cmd_vel_legacy import thrust_map
+from sim2real.deploy.robots.quadrotor.cmd_vel_legacy import (
+    from_cmd_vel_legacy, thrust_map, ThrustMap, to_cmd_vel_legacy)
 from sim2real.deploy.runtime.sensors import rotmat_from_quat
 
 
@@ -35,7 +36,7 @@ class QuadrotorIo:
     def publish(self, command: np.ndarray, state: str) -> None:
         """Every tick, motors off included (the firmware's command watchdog expects it)."""
         if self.legacy:
-            msg = ros_msgs.twist_from_command(command[0], command[1:4], self.thrust_map)
+            msg = twist_from_command(command[0], command[1:4], self.thrust_map)
         else:
             msg = ros_msgs.float64_array(command)
         self.publisher.publish(msg)
@@ -61,3 +62,16 @@ def twist_world_to_body(values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 
 ROS_IO = QuadrotorIo
+
+
+def twist_from_command(thrust_n: float, rates_rad_s_b, thrust: ThrustMap) -> Twist:
+    """cmd_vel_legacy Twist of a collective thrust [N] and body rates [rad/s]."""
+    msg = Twist()
+    (msg.linear.x, msg.linear.y, msg.linear.z,
+     msg.angular.z) = to_cmd_vel_legacy(thrust_n, rates_rad_s_b, thrust)
+    return msg
+
+
+def command_from_twist(msg: Twist, thrust: ThrustMap) -> tuple[float, np.ndarray]:
+    """Collective thrust [N] and body rates (3,) [rad/s] of a cmd_vel_legacy Twist."""
+    return from_cmd_vel_legacy(msg.linear.x, msg.linear.y, msg.linear.z, msg.angular.z, thrust)

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from sim2real.deploy.cmd_vel_legacy import (
+from sim2real.deploy.robots.quadrotor.cmd_vel_legacy import (
     COMMAND_MAX, from_cmd_vel_legacy, GRAM_FORCE_N, thrust_map, THRUST_MAPS, to_cmd_vel_legacy)
 
 COMPENSATED = THRUST_MAPS['battery_compensated']

@@ -26,7 +26,7 @@ from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
 from sim2real.deploy import ros_msgs
-from sim2real.deploy.cmd_vel_legacy import THRUST_MAPS
+from sim2real.deploy.robots.quadrotor.cmd_vel_legacy import THRUST_MAPS
 
 RATES_HZ = {'odom': 200.0, 'imu': 500.0}
 QUADRUPED_PARAMS = Path(__file__).resolve().parents[3] / 'config' / 'quadruped.yaml'

@@ -7,7 +7,8 @@ import pytest
 from geometry_msgs.msg import Quaternion
 
 from sim2real.deploy import ros_msgs
-from sim2real.deploy.cmd_vel_legacy import THRUST_MAPS
+from sim2real.deploy.robots.quadrotor.cmd_vel_legacy import THRUST_MAPS
+from sim2real.deploy.robots.quadrotor.ros_io import command_from_twist, twist_from_command
 
 ODOM = {'pos_w': np.array([1.0, 2.0, 3.0]), 'quat_wxyz': np.array([0.5, 0.5, -0.5, 0.5]),
         'lin_vel_b': np.array([0.1, 0.2, 0.3]), 'ang_vel_b': np.array([-1.0, 0.0, 2.0])}
@@ -66,11 +67,11 @@ def test_twist_command_round_trip():
     """0.24 N compensated, rates (1, -0.5, 0.25) -> z 32767.5, y 57.30, x -28.65, angular.z
     -14.32."""
     legacy = THRUST_MAPS['battery_compensated']
-    msg = ros_msgs.twist_from_command(0.24, [1.0, -0.5, 0.25], legacy)
+    msg = twist_from_command(0.24, [1.0, -0.5, 0.25], legacy)
     assert (msg.linear.z, msg.angular.x, msg.angular.y) == (32767.5, 0.0, 0.0)
     assert (msg.linear.y, msg.linear.x, msg.angular.z) == pytest.approx(
         (57.29578, -28.64789, -14.32394), abs=1e-5)
-    thrust_n, rates = ros_msgs.command_from_twist(msg, legacy)
+    thrust_n, rates = command_from_twist(msg, legacy)
     assert thrust_n == pytest.approx(0.24)
     np.testing.assert_allclose(rates, [1.0, -0.5, 0.25])
 

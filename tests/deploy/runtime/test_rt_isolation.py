@@ -27,11 +27,11 @@ assert result.state == 'soft_start' and result.action.shape == (4,)
 loaded = sorted(m for m in sys.modules if m.split('.')[0] in BLOCKED)
 allowed = ('sim2real', 'sim2real.contract', 'sim2real.contract_digest', 'sim2real.terms',
            'sim2real.assets', 'sim2real.onnx_io', 'sim2real.urdf', 'sim2real.plugins',
-           'sim2real.deploy', 'sim2real.deploy.runtime', 'sim2real.deploy.robots',
-           'sim2real.deploy.cmd_vel_legacy')
+           'sim2real.deploy', 'sim2real.deploy.runtime', 'sim2real.deploy.robots')
 robot = ('sim2real.deploy.robots.quadrotor', 'sim2real.deploy.robots.quadrotor.params',
          'sim2real.deploy.robots.quadrotor.profile', 'sim2real.deploy.robots.quadrotor.runtime',
          'sim2real.deploy.robots.quadrotor.landing',
+         'sim2real.deploy.robots.quadrotor.cmd_vel_legacy',
          'sim2real.deploy.robots.quadrotor.twist_check')
 ours = sorted(m for m in sys.modules if m.startswith('sim2real') and m not in allowed + robot
               and not m.startswith('sim2real.deploy.runtime.'))
