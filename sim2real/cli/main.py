@@ -8,6 +8,7 @@ import logging
 import os
 import sys
 
+from sim2real import __version__
 from sim2real.algo_cfg import ALGORITHMS
 
 log = logging.getLogger('sim2real')
@@ -174,11 +175,35 @@ def _floor(text: str):
         raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
+def _integer(text: str, least: int) -> int:
+    """text as an integer >= least; ArgumentTypeError saying what it must be."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'must be an integer, got {text!r}') from None
+    if value < least:
+        raise argparse.ArgumentTypeError(f'must be at least {least}, got {value}')
+    return value
+
+
 def _positive_int(text: str) -> int:
     """argparse type: an integer >= 1."""
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f'must be at least 1, got {value}')
+    return _integer(text, 1)
+
+
+def _non_negative_int(text: str) -> int:
+    """argparse type: an integer >= 0."""
+    return _integer(text, 0)
+
+
+def _positive_float(text: str) -> float:
+    """argparse type: a finite number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'must be a number, got {text!r}') from None
+    if not 0.0 < value < float('inf'):
+        raise argparse.ArgumentTypeError(f'must be a finite number > 0, got {text}')
     return value
 
 
@@ -199,25 +224,32 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every sub-command."""
     parser = argparse.ArgumentParser(prog='sim2real', description=__doc__)
     parser.add_argument('-v', '--verbose', action='store_true', help='debug logging')
+    parser.add_argument('--version', action='version', version=f'sim2real {__version__}')
+    # -v after the verb too (SUPPRESS: a verb without it keeps the global value)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument('-v', '--verbose', action='store_true', default=argparse.SUPPRESS,
+                        help='debug logging')
     sub = parser.add_subparsers(dest='command', required=True)
-    sub.add_parser('tasks', help='list registered tasks').set_defaults(func=_cmd_tasks)
+    sub.add_parser('tasks', help='list registered tasks',
+                   parents=[common]).set_defaults(func=_cmd_tasks)
 
-    p = sub.add_parser('train', help='train a task (PPO or SAC)')
+    p = sub.add_parser('train', help='train a task (PPO or SAC)', parents=[common])
     p.add_argument('task', help='registered task name (see `sim2real tasks`)')
     p.add_argument('--run-dir', required=True, help='output folder of the run')
     p.add_argument('--seed', type=int, default=0, help='seed of env and learner')
-    p.add_argument('--num-envs', type=int, default=None, help='parallel environments')
-    p.add_argument('--max-iterations', type=int, default=None,
+    p.add_argument('--num-envs', type=_positive_int, default=None, help='parallel environments')
+    p.add_argument('--max-iterations', type=_positive_int, default=None,
                    help='iterations in total (a rollout and an update each)')
     p.add_argument('--algo', default=None, choices=ALGORITHMS,
                    help="learning algorithm (default: the task's, see `sim2real tasks`)")
-    p.add_argument('--workers', type=int, default=0,
+    p.add_argument('--workers', type=_non_negative_int, default=0,
                    help='rollout workers on Ray (extra "ray"), each stepping num_envs / N '
                         'envs; 0: the envs step in this process and Ray is not imported')
     p.add_argument('--ray-address', default=None,
                    help="Ray cluster to join ('auto' after `ray start`, or host:port); "
                         'default: a local Ray started for the run')
-    p.add_argument('--max-seconds', type=float, default=None, help='wall-clock budget [s]')
+    p.add_argument('--max-seconds', type=_positive_float, default=None,
+                   help='wall-clock budget [s]')
     p.add_argument('--save-interval', type=_positive_int, default=None,
                    help='checkpoint every N iterations (task default: 25)')
     p.add_argument('--resume', action='store_true', help='continue from the last checkpoint')
@@ -229,7 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--action', default=None,
                    help='action interface (default: the first of the task; `sim2real tasks` '
                         'lists them)')
-    p.add_argument('--threads', type=int, default=None,
+    p.add_argument('--threads', type=_non_negative_int, default=None,
                    help='simulation threads (default and 0: all CPUs; with --resume the '
                         "default keeps the run's)")
     p.add_argument('--set', action='append', default=[], metavar='CONFIG.FIELD=VALUE',
@@ -242,7 +274,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--no-progress', action='store_true', help='hide the progress bar')
     p.set_defaults(func=_cmd_train)
 
-    p = sub.add_parser('export', help='export a run to ONNX with its contract')
+    p = sub.add_parser('export', parents=[common],
+                       help='export a run to ONNX with its contract')
     p.add_argument('run_dir', metavar='RUN_DIR_OR_ONNX',
                    help='run directory written by `sim2real train`, or an exported .onnx '
                         'whose contract is re-derived from its task and bound to its graph '
@@ -253,12 +286,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help='re-binding an .onnx without a digest: bind its graph although '
                         'nothing can show it is the one exported (compare the printed '
                         'graph_sha256 with the one you expect)')
-    p.add_argument('--samples', type=int, default=1000, help='observations compared')
-    p.add_argument('--tolerance', type=float, default=1e-5, help='max |onnx - torch|')
+    p.add_argument('--samples', type=_positive_int, default=1000, help='observations compared')
+    p.add_argument('--tolerance', type=_positive_float, default=1e-5, help='max |onnx - torch|')
     p.set_defaults(func=_cmd_export)
 
-    p = sub.add_parser('import-isaaclab', help='turn an Isaac Lab rsl_rl run into a '
-                       'policy.onnx of our task with its contract')
+    p = sub.add_parser('import-isaaclab', parents=[common],
+                       help='turn an Isaac Lab rsl_rl run into a policy.onnx of our task with '
+                            'its contract')
     p.add_argument('run_dir', metavar='RUN_DIR',
                    help='Isaac Lab run directory (params/env.yaml, params/agent.yaml, '
                         'model_<iteration>.pt; the newest is taken)')
@@ -274,9 +308,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help='where the URDF the run spawned is now, if not at its recorded path')
     p.set_defaults(func=_cmd_import_isaaclab)
 
-    p = sub.add_parser('eval', help='evaluate a policy under full randomization')
+    p = sub.add_parser('eval', parents=[common],
+                       help='evaluate a policy under full randomization')
     p.add_argument('policy', help='policy.onnx or a run directory')
-    p.add_argument('--episodes', type=int, default=256, help='number of episodes')
+    p.add_argument('--episodes', type=_positive_int, default=256, help='number of episodes')
     p.add_argument('--seed', type=int, default=12345, help='evaluation seed')
     p.add_argument('--play', action='store_true', help='without disturbances and noise')
     p.add_argument('--json', action='store_true', help='print one JSON object')
@@ -284,8 +319,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_backend_args(p, isaaclab=True)
     p.set_defaults(func=_cmd_eval)
 
-    p = sub.add_parser('robustness', help='evaluate a policy at the nominal robot, the edges '
-                       'and corners of its randomization box and 1.25x past each edge')
+    p = sub.add_parser('robustness', parents=[common],
+                       help='evaluate a policy at the nominal robot, the edges and corners of '
+                            'its randomization box and 1.25x past each edge')
     p.add_argument('policy', help='policy.onnx or a run directory')
     p.add_argument('--episodes', type=_positive_int, default=32, help='episodes per point')
     p.add_argument('--seed', type=int, default=12345, help='evaluation seed')
@@ -300,11 +336,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_backend_args(p)
     p.set_defaults(func=_cmd_robustness)
 
-    p = sub.add_parser('hil', help='fly a policy through the ROS 2 node against the simulator')
+    p = sub.add_parser('hil', parents=[common],
+                       help='fly a policy through the ROS 2 node against the simulator')
     p.add_argument('robot', help='registered robot (sim2real.deploy.robots) with a '
                                  'config/<robot>.yaml')
     p.add_argument('--policy', required=True, help='exported policy.onnx')
-    p.add_argument('--duration', type=float, default=10.0,
+    p.add_argument('--duration', type=_positive_float, default=10.0,
                    help='nominal flight measured for this long [s]')
     p.add_argument('--faults', default='all',
                    help="'none', 'all' or a comma list of fault names")

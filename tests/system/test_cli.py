@@ -469,3 +469,38 @@ def test_set_overrides_are_checked_and_stored(tmp_path):
     assert config['args']['sets'] == ['ppo.num_steps_per_env=8', 'env.rewards.tilt.weight=-0.5',
                                       'train.max_iterations=2']
     assert [p.name for p in checkpoints(run_dir)] == ['model_000002.pt']
+
+
+@pytest.mark.parametrize('args, flag, message', [
+    (['train', 'quadrotor-hover', '--run-dir', 'r', '--num-envs', '0'], '--num-envs',
+     'must be at least 1, got 0'),
+    (['train', 'quadrotor-hover', '--run-dir', 'r', '--num-envs', '-5'], '--num-envs',
+     'must be at least 1, got -5'),
+    (['train', 'quadrotor-hover', '--run-dir', 'r', '--max-iterations', '0'],
+     '--max-iterations', 'must be at least 1, got 0'),
+    (['train', 'quadrotor-hover', '--run-dir', 'r', '--max-iterations', '-1'],
+     '--max-iterations', 'must be at least 1, got -1'),
+    (['train', 'quadrotor-hover', '--run-dir', 'r', '--workers', '-1'], '--workers',
+     'must be at least 0, got -1'),
+    (['train', 'quadrotor-hover', '--run-dir', 'r', '--num-envs', 'many'], '--num-envs',
+     "must be an integer, got 'many'"),
+    (['eval', 'policy.onnx', '--episodes', '0'], '--episodes', 'must be at least 1, got 0'),
+    (['export', 'r', '--samples', '0'], '--samples', 'must be at least 1, got 0'),
+    (['hil', 'quadrotor', '--policy', 'p.onnx', '--duration', '-2'], '--duration',
+     'must be a finite number > 0, got -2'),
+])
+def test_counts_are_checked_when_parsed_naming_the_flag(tmp_path, args, flag, message):
+    """Zero or negative counts and durations are refused before anything runs: exit 2, the
+    flag and what it must be named on the last line, no run directory made (they used to
+    train 300 iterations, use 2048 envs, train nothing with exit 0, or fail in MuJoCo)."""
+    proc = run_cli(*args, cwd=tmp_path, expect=2)
+    assert proc.stderr.strip().splitlines()[-1].endswith(f'argument {flag}: {message}')
+    assert not (tmp_path / 'r').exists()
+
+
+def test_version_and_verbose_after_the_verb(tmp_path):
+    """`--version` prints the package version; `-v` is accepted after the verb."""
+    from sim2real import __version__
+    assert run_cli('--version', cwd=tmp_path).stdout.strip() == f'sim2real {__version__}'
+    proc = run_cli('tasks', '-v', cwd=tmp_path)
+    assert 'quadrotor-hover' in proc.stdout
