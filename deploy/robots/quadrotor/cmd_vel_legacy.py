@@ -6,7 +6,8 @@ The chain on real hardware: Twist -> crazyswarm2 ``crazyflie_server`` ->
 ``sendSetpoint(roll, pitch, yawrate, thrust)`` (CRTP legacy RPYT setpoint) -> firmware
 ``crtp_commander_rpyt.c`` with the parameters ``flightmode.stabModeRoll`` and
 ``flightmode.stabModePitch`` set to 0 (``RATE``; the default 1 is ``ANGLE``; yaw is ``RATE`` by
-default) -> ``controller_pid.c`` rate loop. Sources, as read:
+default) -> ``controller_pid.c`` rate loop. Sources, as read (bitcraze/crazyflie-firmware at
+2a18fc2, IMRCLab/crazyswarm2 at f6154e2):
 
 - crazyswarm2 ``crazyflie/src/crazyflie_server.cpp`` (``cmd_vel_legacy_changed``):
   ``roll = linear.y; pitch = -linear.x; yawrate = angular.z;
