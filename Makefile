@@ -58,7 +58,7 @@ osmesa:
 	fi
 
 demo: $(STAMP)
-	$(SIM2REAL) train quadrotor-hover --run-dir $(DEMO_DIR) --seed 0
+	$(SIM2REAL) train quadrotor-hover --run-dir $(DEMO_DIR) --seed 0 --overwrite
 	$(SIM2REAL) export $(DEMO_DIR)
 	$(SIM2REAL) eval $(DEMO_DIR)/policy.onnx --episodes 256 --json
 	$(SIM2REAL) hil quadrotor --policy $(DEMO_DIR)/policy.onnx --faults all --json \

@@ -6,7 +6,9 @@ import argparse
 import json
 import logging
 import os
+import shutil
 import sys
+from pathlib import Path
 
 from sim2real import __version__
 from sim2real.algo_cfg import ALGORITHMS
@@ -32,6 +34,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     check_request(args.task, args.set, args.action, args.algo)
     if args.backend == 'isaaclab':
         return _train_in_isaaclab(args)
+    _check_run_dir(Path(args.run_dir), args.resume, args.overwrite)
     train_args = TrainArgs(task=args.task, seed=args.seed, num_envs=args.num_envs,
                            max_iterations=args.max_iterations, max_seconds=args.max_seconds,
                            save_interval=args.save_interval,
@@ -46,6 +49,42 @@ def _cmd_train(args: argparse.Namespace) -> int:
     if info is None or info.is_main:   # under torchrun: rank 0 speaks for the job
         sys.stdout.write(json.dumps(summary, sort_keys=True) + '\n')
     return 0
+
+
+RUN_FILES = ('checkpoints', 'tb', 'config.yaml', 'summary.json', 'curves.png', 'policy.onnx')
+"""What a training run leaves in its directory (TensorBoard's events in tb/)."""
+
+
+def _check_run_dir(run_dir: Path, resume: bool, overwrite: bool) -> None:
+    """A run directory that holds a run needs --resume (continue it) or --overwrite (remove
+    its run files first); --resume needs a checkpoint. ValueError saying which. Under
+    torchrun only rank 0 checks (the others would see its first files), and a worker that
+    torchrun restarted resumes by itself."""
+    from sim2real.rl.checkpoint import latest_checkpoint
+    if int(os.environ.get('TORCHELASTIC_RESTART_COUNT', '0')) > 0 or os.environ.get(
+            'RANK', '0') != '0':
+        return
+    if run_dir.exists() and not run_dir.is_dir():
+        raise ValueError(f'--run-dir {run_dir} is a file, not a folder')
+    latest = latest_checkpoint(run_dir) if run_dir.is_dir() else None
+    holds = run_dir.is_dir() and any((run_dir / name).exists() for name in RUN_FILES)
+    if resume and overwrite:
+        raise ValueError('--resume and --overwrite: choose one')
+    if resume and latest is None:
+        raise ValueError(f'--resume: no checkpoint under {run_dir / "checkpoints"} to resume; '
+                         'drop --resume to start a new run there')
+    if holds and not (resume or overwrite):
+        what = f'a run (last checkpoint {latest.name})' if latest else 'run files'
+        raise ValueError(f'{run_dir} holds {what}: --resume continues it, --overwrite removes '
+                         'it and starts over')
+    if overwrite and holds:
+        for name in RUN_FILES:
+            path = run_dir / name
+            if path.is_dir():
+                shutil.rmtree(path)
+            elif path.exists():
+                path.unlink()
+        log.info('removed the run files in %s (--overwrite)', run_dir)
 
 
 def _train_in_isaaclab(args: argparse.Namespace) -> int:
@@ -253,6 +292,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--save-interval', type=_positive_int, default=None,
                    help='checkpoint every N iterations (task default: 25)')
     p.add_argument('--resume', action='store_true', help='continue from the last checkpoint')
+    p.add_argument('--overwrite', action='store_true',
+                   help='remove the run already in --run-dir and start over')
     p.add_argument('--init-from', default=None, metavar='RUN_DIR_CHECKPOINT_OR_ONNX',
                    help='start the policy (actor, action std, observation normalizer) from '
                         'that of another run, e.g. a rough-terrain task from a flat-ground run, '

@@ -504,3 +504,28 @@ def test_version_and_verbose_after_the_verb(tmp_path):
     assert run_cli('--version', cwd=tmp_path).stdout.strip() == f'sim2real {__version__}'
     proc = run_cli('tasks', '-v', cwd=tmp_path)
     assert 'quadrotor-hover' in proc.stdout
+
+
+def test_a_run_directory_that_holds_a_run_needs_resume_or_overwrite(hover_run, tmp_path):
+    """Training into a folder that holds a run is refused naming its last checkpoint and
+    both flags, nothing changed; --resume where there is no checkpoint is refused;
+    --overwrite removes the run's files (not others) and starts over; a file as --run-dir
+    is refused. Each exit 2 with one ERROR line, no traceback."""
+    run = tmp_path / 'run'
+    shutil.copytree(hover_run['run_dir'], run)
+    (run / 'notes.txt').write_text('mine')
+    before = tree_digest(run)
+    line = error_line(run_cli(*train_args(run, '--max-iterations', '1'), cwd=tmp_path, expect=2))
+    assert 'holds a run (last checkpoint model_' in line and '--resume' in line
+    assert '--overwrite' in line and tree_digest(run) == before
+    empty = tmp_path / 'empty'
+    line = error_line(run_cli(*train_args(empty, '--resume'), cwd=tmp_path, expect=2))
+    assert 'no checkpoint under' in line and 'drop --resume' in line
+    a_file = tmp_path / 'a_file'
+    a_file.write_text('x')
+    line = error_line(run_cli(*train_args(a_file), cwd=tmp_path, expect=2))
+    assert 'is a file, not a folder' in line and 'Traceback' not in line
+    run_cli(*train_args(run, '--overwrite', '--num-envs', '64', '--max-iterations', '1'),
+            cwd=tmp_path)
+    names = sorted(p.name for p in (run / 'checkpoints').glob('model_*.pt'))
+    assert names == ['model_000001.pt'] and (run / 'notes.txt').read_text() == 'mine'
