@@ -161,6 +161,7 @@ def test_train_with_workers_from_the_command_line(tmp_path):
     proc = subprocess.run([sys.executable, '-m', 'sim2real.cli.main', 'export', str(run)],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    odd = subprocess.run(train[:-5] + ['--num-envs', '33', '--max-iterations', '1'],
+    odd_args = [str(tmp_path / 'odd') if arg == str(run) else arg for arg in train[:-5]]
+    odd = subprocess.run(odd_args + ['--num-envs', '33', '--max-iterations', '1'],
                          capture_output=True, text=True, timeout=300, env=env)
     assert odd.returncode == 2 and 'do not split over 2 workers' in odd.stderr
