@@ -128,6 +128,7 @@ setup(
         'onnx',
         'onnxruntime',
         'array-api-compat',
+        'tabulate',  # the CLI's tables (eval, hil, robustness, list, inspect)
     ],
     extras_require={
         'train': [
@@ -176,6 +177,10 @@ setup(
             'stable-baselines3',
             'rsl-rl-lib>=5.5,<6',  # bench/ppo_update.py's reference PPO; the adapter's tests
             'onnxscript',  # torch.onnx.export's dynamo exporter needs it
+            # the documentation site (docs/, mkdocs.yml), built strict by `make test`
+            'mkdocs>=1.6,<2',
+            'mkdocs-material>=9.5,<10',
+            'mkdocs-gen-files>=0.5,<1',
             # tests/test_packaging.py builds with --no-build-isolation
             'setuptools>=68',
             'wheel',

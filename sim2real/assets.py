@@ -21,17 +21,18 @@ def asset_dirs(kind: str) -> list[Path]:
 
 
 def urdf_path(name: str) -> Path:
-    """Path of urdf/<name>.urdf; raises FileNotFoundError listing the folders searched."""
-    candidates = [d / f'{name}.urdf' for d in asset_dirs('urdf')]
+    """A URDF by name (urdf/<name>.urdf in the asset folders) or by path, with or without
+    its .urdf suffix; FileNotFoundError listing every file tried."""
+    stem = name[:-len('.urdf')] if name.endswith('.urdf') else name
+    if '/' in name or os.sep in name:
+        candidates = [Path(stem + '.urdf').expanduser()]
+        if stem == name:
+            candidates.append(Path(name).expanduser())
+    else:
+        candidates = [Path(name)] if name != stem else []
+        candidates += [d / f'{stem}.urdf' for d in asset_dirs('urdf')]
     for path in candidates:
         if path.is_file():
             return path
-    searched = ', '.join(str(c) for c in candidates)
-    raise FileNotFoundError(f'no URDF named {name!r}; searched {searched}')
-
-
-def resolve_urdf(urdf_file: str) -> Path:
-    """A path (contains '/' or ends in .urdf) as is, else urdf/<name>.urdf (see urdf_path)."""
-    if '/' in urdf_file or urdf_file.endswith('.urdf'):
-        return Path(urdf_file)
-    return urdf_path(urdf_file)
+    tried = ', '.join(str(c) for c in candidates)
+    raise FileNotFoundError(f'no URDF {name!r}: tried {tried}')

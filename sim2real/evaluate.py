@@ -25,7 +25,7 @@ from sim2real.mdp.metrics import EpisodeMetrics, quantile_name
 from sim2real.policy_io import load_run
 from sim2real.tasks import get_task
 from sim2real.training import build_env, task_env_sets, TrainArgs
-from sim2real.verdict import as_dicts, judge
+from sim2real.verdict import as_dicts, judge, resolution_warning
 
 log = logging.getLogger(__name__)
 
@@ -123,9 +123,10 @@ def rollout_episodes(env: RLEnv, policy: Policy) -> dict:
 class LoadedPolicy:
     """A policy to evaluate: an ONNX file (onnxruntime) or a run's newest checkpoint."""
 
-    def __init__(self, policy_path: str | Path):
-        """Load the file or the run directory's checkpoint."""
+    def __init__(self, policy_path: str | Path, iteration: int | None = None):
+        """Load the file or the run directory's checkpoint (iteration None: the newest)."""
         self.path = Path(policy_path)
+        self.checkpoint: Path | None = None
         self._model = None
         self.contract: Contract | None = None
         self.env_sets: list[str] = []
@@ -133,11 +134,14 @@ class LoadedPolicy:
         on the task as registered (its contract check refuses another observation layout;
         the overrides themselves are not stored in the file)."""
         if self.path.is_dir():
-            self._model, config = load_run(self.path)
+            self._model, config, self.checkpoint = load_run(self.path, iteration)
             args = TrainArgs(**config['args'])
             self.task, self.action, self.source = args.task, args.action, 'checkpoint'
             self.env_sets = task_env_sets(args.sets)
         else:
+            if iteration is not None:
+                raise ValueError(f'--checkpoint: {self.path} is an ONNX file, not a run '
+                                 'directory with checkpoints')
             self._act, self.contract = onnx_policy(self.path)
             self.task, self.action = self.contract.task, self.contract.action.kind
             self.source = 'onnx'
@@ -160,20 +164,26 @@ class LoadedPolicy:
 
 def evaluate(policy_path: str | Path, episodes: int, seed: int = 12345,
              play: bool = False, video: str | Path | None = None, backend: str = 'mujoco',
-             device: str = 'cpu') -> dict:
+             device: str = 'cpu', iteration: int | None = None) -> dict:
     """Evaluate an ONNX file or a run directory's newest checkpoint on a simulation backend
     (optionally recording a GIF); the result holds the task's verdict."""
-    loaded = LoadedPolicy(policy_path)
+    loaded = LoadedPolicy(policy_path, iteration)
     task = loaded.task
     env = build_env(task, seed, episodes, loaded.action, play=play, backend=backend,
                     device=device, sets=loaded.env_sets, observations=loaded.layout())
     policy = loaded.bind(env)
-    result = {'task': task, 'policy': str(loaded.path), 'source': loaded.source, 'seed': seed,
+    result = {'task': task, 'policy': str(loaded.path), 'source': loaded.source,
+              **({'checkpoint': str(loaded.checkpoint)} if loaded.checkpoint else {}),
+              'seed': seed,
               'randomization': 'play' if play else 'full', 'backend': backend,
               'device': device}
     with device_scope(env.device):
         result.update(rollout_episodes(env, policy))
     floors = get_task(task).acceptance.get('eval', ())
+    result['warnings'] = [text for text in (resolution_warning(f, episodes) for f in floors)
+                          if text]
+    for text in result['warnings']:
+        log.warning('too few episodes for the floor: %s', text)
     passed, text = judge(result, floors)
     result['verdict'] = {'passed': passed, 'text': text, 'floors': as_dicts(floors)}
     if video is not None:

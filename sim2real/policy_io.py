@@ -16,22 +16,22 @@ from sim2real.export.onnx_policy import export_onnx, verify_onnx
 from sim2real.onnx_io import load_model
 from sim2real.mdp.contract import contract_from_env
 from sim2real.rl.algorithms import policy_from_state
-from sim2real.rl.checkpoint import CheckpointError, latest_checkpoint, load_checkpoint
+from sim2real.rl.checkpoint import load_checkpoint, select_checkpoint
 from sim2real.training import build_env, task_env_sets, TrainArgs
 
 log = logging.getLogger(__name__)
 
 
-def load_run(run_dir: str | Path) -> tuple[nn.Module, dict]:
-    """The newest checkpoint's deterministic policy (eval mode: observations in, actions
-    out, normalizer inside) and the run's stored config."""
-    run_dir = Path(run_dir)
-    path = latest_checkpoint(run_dir)
-    if path is None:
-        raise CheckpointError(f'{run_dir}: no checkpoint under {run_dir / "checkpoints"}')
+def load_run(run_dir: str | Path, iteration: int | None = None
+             ) -> tuple[nn.Module, dict, Path]:
+    """A checkpoint's deterministic policy (eval mode: observations in, actions out,
+    normalizer inside), the run's stored config and the checkpoint's path (iteration None:
+    the newest checkpoint)."""
+    path = select_checkpoint(run_dir, iteration)
     state = load_checkpoint(path)
     config = state['config']
-    return policy_from_state(state, config), config
+    log.info('using checkpoint %s (iteration %d)', path, int(state.get('iteration', -1)))
+    return policy_from_state(state, config), config, path
 
 
 def run_contract(config: dict) -> Contract:
@@ -43,15 +43,17 @@ def run_contract(config: dict) -> Contract:
 
 
 def export_run(run_dir: str | Path, out: str | Path | None = None,
-               num_samples: int = 1000, tolerance: float = 1e-5) -> tuple[Path, float]:
-    """Export the run's policy to ONNX and verify it; returns (path, max abs difference)."""
-    policy, config = load_run(run_dir)
+               num_samples: int = 1000, tolerance: float = 1e-5,
+               iteration: int | None = None) -> tuple[Path, float, Path]:
+    """Export a checkpoint's policy (iteration None: the newest) to ONNX and verify it;
+    returns (path, max abs difference, the checkpoint's path)."""
+    policy, config, checkpoint = load_run(run_dir, iteration)
     contract = run_contract(config)
     out = Path(out) if out is not None else Path(run_dir) / 'policy.onnx'
     export_onnx(policy, contract, out)
     max_abs = verify_onnx(policy, out, num_samples=num_samples, tolerance=tolerance)
     log.info('exported %s; onnxruntime vs torch max |diff| = %.3g', out, max_abs)
-    return out, max_abs
+    return out, max_abs, checkpoint
 
 
 def task_contract(task: str, action_kind: str) -> Contract:

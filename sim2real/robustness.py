@@ -25,7 +25,7 @@ from sim2real.mdp.ranges import bounds, get_path, pin_envs
 from sim2real.robustness_design import BoxParam, design, Point
 from sim2real.tasks import get_task
 from sim2real.training import task_env_cfg
-from sim2real.verdict import as_dicts, judge
+from sim2real.verdict import as_dicts, judge, resolution_warning
 
 log = logging.getLogger(__name__)
 
@@ -80,13 +80,8 @@ def resolution_warnings(floors: dict, episodes: int) -> list[str]:
     for kind, kind_floors in floors.items():
         if kind == 'eval':   # not a point of the sweep
             continue
-        for f in kind_floors:
-            if not f.metric.endswith('_rate'):
-                continue
-            slack = f.value if f.op == '<=' else 1.0 - f.value
-            if slack * episodes < 1.0:
-                out.append(f'{kind}: {f.metric} {f.op} {f.value:g} fails on one episode in '
-                           f'{episodes}; use --episodes >= {math.ceil(1.0 / slack)}')
+        texts = (resolution_warning(f, episodes) for f in kind_floors)
+        out += [f'{kind}: {text}' for text in texts if text]
     return out
 
 

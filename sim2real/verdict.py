@@ -63,15 +63,29 @@ def parse_floor(text: str) -> Floor:
 
 
 def judge(result: dict, floors: Iterable[Floor]) -> tuple[bool, str]:
-    """(passed, 'pass: a, b' or 'FAIL: a (needs ...), b') over every floor."""
-    passed, parts = True, []
-    for floor in floors:
-        ok = floor.holds(result)
-        passed &= ok
-        parts.append(floor.describe(result) if ok else f'{floor.describe(result)} not met')
-    if not parts:
+    """(passed, 'pass: a, b' over every floor, or 'FAIL: c not met' naming only the floors
+    that failed)."""
+    floors = list(floors)
+    if not floors:
         return True, 'pass (no floors stated)'
-    return passed, ('pass: ' if passed else 'FAIL: ') + ', '.join(parts)
+    failed = [f'{floor.describe(result)} not met' for floor in floors
+              if not floor.holds(result)]
+    if failed:
+        return False, 'FAIL: ' + ', '.join(failed)
+    return True, 'pass: ' + ', '.join(floor.describe(result) for floor in floors)
+
+
+def resolution_warning(floor: Floor, episodes: int) -> str | None:
+    """Why `episodes` cannot resolve a rate floor, or None: one bad episode already breaks
+    it (e.g. fall_rate <= 0.02 needs at least 50 episodes)."""
+    if not floor.metric.endswith('_rate'):
+        return None
+    slack = floor.value if floor.op == '<=' else 1.0 - floor.value
+    if slack * episodes >= 1.0:
+        return None
+    need = math.ceil(1.0 / slack - 1e-9) if slack > 0.0 else None
+    return (f'{floor.metric} {floor.op} {floor.value:g} fails on one episode in {episodes}'
+            + (f'; use --episodes >= {need}' if need else ''))
 
 
 def as_dicts(floors: Iterable[Floor]) -> list[dict]:

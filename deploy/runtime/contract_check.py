@@ -12,6 +12,7 @@ import pinocchio as pin
 
 from sim2real.contract import Contract, ContractError, file_sha256
 from sim2real.deploy.runtime.params import ParamError
+from sim2real.urdf import parse_urdf, UrdfError
 from sim2real.deploy.runtime.physics_check import (
     check_joint_physics, check_rotor_physics, number, ROTOR_KINDS, tree)
 
@@ -24,13 +25,19 @@ def total_mass_kg(model: pin.Model) -> float:
 
 
 def check_urdf(contract: Contract, path: str | Path) -> pin.Model:
-    """The Pinocchio model of path after checking sha256, robot name, joints and mass."""
+    """The Pinocchio model of path after checking that it is a URDF, then its robot name,
+    joints and mass, then its sha256 (a malformed or another robot's URDF is named as such,
+    not as a mere hash mismatch)."""
     path = Path(path)
-    digest = file_sha256(path)
-    if digest != contract.urdf_sha256:
-        raise ContractError(f'urdf_sha256: {path} hashes to {digest}, '
-                            f'the policy was trained on {contract.urdf_sha256}')
-    model = pin.buildModelFromUrdf(str(path))
+    try:
+        parse_urdf(path)
+    except UrdfError as exc:
+        raise ContractError(f'urdf_file: {exc}') from None
+    try:
+        model = pin.buildModelFromUrdf(str(path))
+    except (RuntimeError, ValueError) as exc:
+        raise ContractError(f'urdf_file: {path}: Pinocchio cannot build a model from it: '
+                            f'{exc}') from None
     if model.name != contract.robot:
         raise ContractError(f'robot: the URDF robot is "{model.name}", '
                             f'the contract says "{contract.robot}"')
@@ -43,6 +50,10 @@ def check_urdf(contract: Contract, path: str | Path) -> pin.Model:
     if not math.isclose(total, mass, rel_tol=MASS_RTOL):
         raise ContractError(f'robot_params.mass_kg: the contract says {mass} kg, '
                             f'{path} sums to {total} kg')
+    digest = file_sha256(path)
+    if digest != contract.urdf_sha256:
+        raise ContractError(f'urdf_sha256: {path} hashes to {digest}, '
+                            f'the policy was trained on {contract.urdf_sha256}')
     return model
 
 

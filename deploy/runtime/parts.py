@@ -14,7 +14,7 @@ from typing import Protocol
 
 import numpy as np
 
-from sim2real.assets import resolve_urdf
+from sim2real.assets import urdf_path
 from sim2real.contract import Contract, ContractError
 from sim2real.deploy.runtime.contract_check import positive
 from sim2real.deploy.runtime.leg_odometry import LegOdometry
@@ -176,7 +176,7 @@ class LegOdometryPart(PartBase):
                 f'({self.limit_m_s} m/s, the leg-odometry latch)')
         try:
             self.odometry = None if not feet else LegOdometry(
-                resolve_urdf(params.urdf_file), list(contract.joint_names), feet)
+                urdf_path(params.urdf_file), list(contract.joint_names), feet)
         except ValueError as exc:   # feet or joints the URDF does not have
             raise ContractError(f'robot_params.foot_names: {exc}') from exc
         self._used = None

@@ -18,7 +18,7 @@ import numpy as np
 import pinocchio as pin
 
 from sim2real import terms
-from sim2real.assets import resolve_urdf
+from sim2real.assets import urdf_path
 from sim2real.contract import Contract
 from sim2real.deploy.robots import runtime_of
 from sim2real.deploy.runtime.contract_check import check_params, check_physics, check_urdf
@@ -105,7 +105,7 @@ class Runtime:
         """Load the policy (policy_path or params.policy_file); check it against the
         parameters, the URDF and the physics the URDF describes."""
         policy = PolicyRunner(Path(policy_path or params.policy_file))
-        urdf = resolve_urdf(params.urdf_file)
+        urdf = urdf_path(params.urdf_file)
         return cls(policy.contract, params, policy, check_urdf(policy.contract, urdf), urdf)
 
     @property

@@ -167,13 +167,12 @@ def fault_verdict(name: str, r: dict, sc: Scenario) -> tuple[bool, str]:
 
 def hil_verdict(result: dict, sc: Scenario, bound: NominalBound,
                 floors: Iterable[Floor] = ()) -> dict:
-    """Every scenario's line and the overall verdict."""
-    lines, passed = [], True
-    ok, line = nominal_verdict(result, bound, floors)
-    passed &= ok
-    lines.append(line)
-    for name, r in result.get('faults', {}).items():
-        ok, line = fault_verdict(name, r, sc)
-        passed &= ok
-        lines.append(line)
-    return {'passed': passed, 'lines': lines}
+    """Every scenario's line ('lines'), each scenario's name, pass and line ('scenarios')
+    and the overall verdict."""
+    scenarios = [('nominal', *nominal_verdict(result, bound, floors))]
+    scenarios += [(name, *fault_verdict(name, r, sc))
+                  for name, r in result.get('faults', {}).items()]
+    return {'passed': all(ok for _, ok, _ in scenarios),
+            'lines': [line for _, _, line in scenarios],
+            'scenarios': [{'name': name, 'passed': ok, 'line': line}
+                          for name, ok, line in scenarios]}

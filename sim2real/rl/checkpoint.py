@@ -127,6 +127,23 @@ def latest_checkpoint(run_dir: str | os.PathLike) -> Path | None:
     return found[-1][1] if found else None
 
 
+def select_checkpoint(run_dir: str | os.PathLike, iteration: int | None = None) -> Path:
+    """The run's checkpoint of that iteration (None: the newest); CheckpointError naming the
+    iterations there are when it has none or not that one."""
+    found = list_checkpoints(run_dir)
+    where = Path(run_dir) / CHECKPOINT_DIR
+    if not found:
+        raise CheckpointError(f'{run_dir}: no checkpoint under {where}')
+    if iteration is None:
+        return found[-1][1]
+    for number, path in found:
+        if number == iteration:
+            return path
+    kept = ', '.join(str(number) for number, _ in found)
+    raise CheckpointError(f'{run_dir}: no checkpoint of iteration {iteration} under {where} '
+                          f'(kept: {kept})')
+
+
 def prune_checkpoints(run_dir: str | os.PathLike, keep_last: int = 3) -> list[Path]:
     """Delete all but the keep_last newest checkpoints; return the deleted paths.
 

@@ -25,6 +25,7 @@ from sim2real.rl.collector import Collector, torch_threads
 from sim2real.rl.curves import plot_curves
 from sim2real.rl import distributed
 from sim2real.rl.env import VecEnv
+from sim2real.rl.interrupt import deferred_sigint, StopRequest
 from sim2real.sim.state import StateError
 
 if TYPE_CHECKING:
@@ -129,6 +130,8 @@ class Runner:
         # in the meantime cannot change this run's action noise
         self.rng_state = get_rng_state(self.device)
         self._learning = False
+        self.interrupted = False
+        """Whether the last learn() stopped early on Ctrl-C (after saving)."""
 
     def state_dict(self) -> dict | None:
         """Return the full training state, loadable with weights_only=True.
@@ -289,8 +292,8 @@ class Runner:
         set_rng_state(self.rng_state, self.device)
         self._learning = True
         try:
-            with logging_redirect_tqdm():
-                self._train(total, deadline_s, writer, bar, stop_when)
+            with logging_redirect_tqdm(), deferred_sigint() as interrupt:
+                self._train(total, deadline_s, writer, bar, stop_when, interrupt)
         finally:
             self.rng_state = get_rng_state(self.device)
             self._learning = False
@@ -315,9 +318,11 @@ class Runner:
     def _train(
         self, total: int, deadline_s: float | None, writer: SummaryWriter | None, bar: tqdm,
         stop_when: Callable[[dict], bool] | None = None,
+        interrupt: StopRequest | None = None,
     ) -> None:
-        """Run iterations until total or the monotonic deadline, then save; the env continues
-        from the last boundary (resumed or in this process), else it is reset."""
+        """Run iterations until total, the monotonic deadline or an interrupt request (Ctrl-C,
+        checked between iterations), then save; the env continues from the last boundary
+        (resumed or in this process), else it is reset."""
         batch_steps = self.env.num_envs * self.algo.rollout_steps * self.ranks
         start_iteration, saved_at = self.iteration, None
         obs = None
@@ -348,9 +353,8 @@ class Runner:
             if self.iteration % self.cfg.log_interval == 0 and writer is not None:
                 self._log(writer, entry, total)
             bar.update(1)
-            mean_return = entry.get('episode/return', math.nan)
-            steps_per_s = entry['perf/steps_per_s']
-            bar.set_postfix(ret=f'{mean_return:.2f}', sps=f'{steps_per_s:.0f}')
+            bar.set_postfix(ret=_figure(entry.get('episode/return'), '.2f'),
+                            sps=f'{entry["perf/steps_per_s"]:.0f}')
             if self.iteration % self.cfg.save_interval == 0:
                 self.save()
                 saved_at = self.iteration
@@ -360,6 +364,9 @@ class Runner:
                 break
             if distributed.any_rank(stop_when is not None and stop_when(entry)):
                 logger.info('stop condition met after iteration %d', self.iteration)
+                break
+            if distributed.any_rank(interrupt is not None and interrupt.requested):
+                self.interrupted = True
                 break
         if self.iteration > start_iteration and saved_at != self.iteration:
             self.save()
@@ -388,10 +395,10 @@ class Runner:
         for key, value in entry.items():
             if key != 'iteration':
                 writer.add_scalar(key, value, self.iteration)
-        shown = '  '.join(f'{key} {entry.get(f"train/{key}", math.nan):.4g}'
+        shown = '  '.join(f'{key} {_figure(entry.get(f"train/{key}"), ".4g")}'
                           for key in self.algo.log_keys)
-        logger.info('iteration %d/%d  steps %d  return %.3f  %s  sps %.0f', self.iteration,
-                    total, self.env_steps, entry.get('episode/return', math.nan), shown,
+        logger.info('iteration %d/%d  steps %d  return %s  %s  sps %.0f', self.iteration,
+                    total, self.env_steps, _figure(entry.get('episode/return'), '.3f'), shown,
                     entry['perf/steps_per_s'])
 
     def _summary(self) -> dict:
@@ -407,8 +414,16 @@ class Runner:
             'steps_per_s': iterations * batch_steps / max(wall_s, 1e-9),
             'segments': [dict(s) for s in self.segments],
             'final_return': sum(window) / len(window) if window else None,
+            'interrupted': self.interrupted,
         }
         for entry in self.history:
             summary.update({k: v for k, v in entry.items() if k not in _OWN_KEYS
                             and not k.startswith(('train/', 'perf/'))})
         return summary
+
+
+def _figure(value: float | None, spec: str) -> str:
+    """value formatted, or '-' while it has no sample (no episode ended in the window yet)."""
+    if value is None or not math.isfinite(value):
+        return '-'
+    return format(value, spec)

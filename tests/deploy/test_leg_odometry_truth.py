@@ -12,7 +12,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from sim2real.assets import resolve_urdf
+from sim2real.assets import urdf_path
 from sim2real.deploy.robots.quadruped.bridge_sim import PUBLISHED_ORDER, QuadrupedSim
 from sim2real.deploy.runtime import Runtime, Sample
 from sim2real.deploy.runtime.parts import LegOdometryPart
@@ -47,7 +47,7 @@ def walk(command, duration_s, push=None, foot_force=False):
         overrides.update(foot_force_topic='foot_force', foot_contact_threshold=20.0)
     runtime = Runtime.from_files(ROOT / 'policies/quadruped_flat.onnx',
                                  ROOT / 'config/quadruped.yaml', overrides=overrides)
-    sim = QuadrupedSim(resolve_urdf('quadruped'), PHYSICS_HZ, [25.0] * 12, [0.5] * 12, 1.0,
+    sim = QuadrupedSim(urdf_path('quadruped'), PHYSICS_HZ, [25.0] * 12, [0.5] * 12, 1.0,
                        0.1, 0.0, 0)
     odometry = runtime.profile.part(LegOdometryPart).odometry
     steps, log = round(TICK_S * PHYSICS_HZ), []

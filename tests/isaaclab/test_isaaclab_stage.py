@@ -56,7 +56,7 @@ def run(isaaclab_python, tmp_path_factory):
     run_dir = tmp_path_factory.mktemp('isaaclab') / 'run'
     done = _run([sys.executable, '-m', 'sim2real.cli.main', 'train', TASK, '--backend',
                  'isaaclab', '--run-dir', str(run_dir), '--num-envs', '16',
-                 '--max-iterations', '2', '--seed', '0'], timeout_s=1200)
+                 '--max-iterations', '2', '--seed', '0', '--json'], timeout_s=1200)
     printed = json.loads(done.stdout.strip().splitlines()[-1])
     return run_dir, Path(printed['onnx']), done
 
@@ -145,7 +145,7 @@ def test_the_run_imports_through_the_command(run, tmp_path):
     run_dir, _, _ = run
     out = tmp_path / 'again.onnx'
     done = _run([sys.executable, '-m', 'sim2real.cli.main', 'import-isaaclab', str(run_dir),
-                 '--task', TASK, '--out', str(out)], timeout_s=300)
+                 '--task', TASK, '--out', str(out), '--json'], timeout_s=300)
     printed = json.loads(done.stdout.strip().splitlines()[-1])
     assert printed['onnx'] == str(out) and out.is_file()
 

@@ -151,17 +151,18 @@ def test_train_with_workers_from_the_command_line(tmp_path):
     run = tmp_path / 'run'
     train = [sys.executable, '-m', 'sim2real.cli.main', 'train', 'quadrotor-hover',
              '--run-dir', str(run), '--workers', '2', '--num-envs', '32',
-             '--max-iterations', '2', '--no-progress']
+             '--max-iterations', '2', '--no-progress', '--json']
     proc = subprocess.run(train, capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     rollout = get_task('quadrotor-hover').train.ppo.num_steps_per_env
     assert (summary['workers'], summary['algo']) == (2, 'ppo')
     assert summary['env_steps'] == 2 * 32 * rollout
-    proc = subprocess.run([sys.executable, '-m', 'sim2real.cli.main', 'export', str(run)],
+    proc = subprocess.run([sys.executable, '-m', 'sim2real.cli.main', 'export', str(run),
+                           '--json'],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    odd_args = [str(tmp_path / 'odd') if arg == str(run) else arg for arg in train[:-5]]
+    odd_args = [str(tmp_path / 'odd') if arg == str(run) else arg for arg in train[:-6]]
     odd = subprocess.run(odd_args + ['--num-envs', '33', '--max-iterations', '1'],
                          capture_output=True, text=True, timeout=300, env=env)
     assert odd.returncode == 2 and 'do not split over 2 workers' in odd.stderr

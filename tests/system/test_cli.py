@@ -54,7 +54,7 @@ def run_cli(*args: str, cwd: Path, expect: int | None = 0) -> subprocess.Complet
 def train_args(run_dir: Path, *extra: str, task: str = 'quadrotor-hover') -> list[str]:
     """`train` arguments with a fixed simulation thread count and no progress bar."""
     return ['train', task, '--run-dir', str(run_dir), '--threads', '1', '--no-progress',
-            *extra]
+            '--json', *extra]
 
 
 def json_line(stdout: str) -> dict:
@@ -112,7 +112,7 @@ def hover_run(tmp_path_factory) -> dict:
     start = time.monotonic()
     train = run_cli(*train_args(run_dir, '--seed', '0', '--num-envs', str(BASE_ENVS),
                                 '--max-iterations', str(BASE_ITERATIONS)), cwd=root)
-    export = run_cli('export', run_dir, cwd=root)
+    export = run_cli('export', run_dir, '--json', cwd=root)
     return {'root': root, 'run_dir': run_dir, 'train': train, 'export': export,
             'onnx': run_dir / 'policy.onnx', 'seconds': time.monotonic() - start}
 
@@ -195,7 +195,7 @@ def test_sac_train_export_eval_and_resume(tmp_path):
     config = yaml.safe_load((run_dir / 'config.yaml').read_text())
     assert config['algo'] == 'sac' and config['args']['algo'] == 'sac'
     assert config['algo_cfg']['batch_size'] == 64
-    export = json_line(run_cli('export', run_dir, cwd=tmp_path).stdout)
+    export = json_line(run_cli('export', run_dir, '--json', cwd=tmp_path).stdout)
     assert 0.0 <= export['max_abs_diff'] <= 1e-5
     for policy in (run_dir / 'policy.onnx', run_dir):
         result = json_line(run_cli('eval', policy, '--episodes', '4', '--json', cwd=tmp_path,
@@ -216,7 +216,7 @@ def test_rotor_speeds_action_round_trip(tmp_path):
                                 cwd=tmp_path).stdout)
     assert (summary['action'], summary['iterations'], summary['env_steps']) == (
         'rotor_speeds', 1, 1 * 16 * steps_per_env(run_dir))
-    export = json_line(run_cli('export', run_dir, cwd=tmp_path).stdout)
+    export = json_line(run_cli('export', run_dir, '--json', cwd=tmp_path).stdout)
     assert export['max_abs_diff'] <= 1e-5
     contract = read_contract(run_dir / 'policy.onnx')
     assert contract['action']['kind'] == 'rotor_speeds'
@@ -429,8 +429,13 @@ def test_robustness_sweep_writes_its_report_and_exits_1_below_the_floors(hover_r
     files written, one line per kind of point, and exit 1 (it is far below its floors)."""
     proc = run_cli('robustness', hover_run['onnx'], '--episodes', '2', '--max-corners', '8',
                    '--out', tmp_path, '--no-progress', cwd=tmp_path, expect=1)
-    assert 'FAIL corner:' in proc.stdout and 'verdict robustness quadrotor-hover: FAIL' in (
-        proc.stderr)
+    rows = {line.split()[0]: line.split()[1:] for line in proc.stdout.splitlines()
+            if line.split()[:1] in (['nominal'], ['edge'], ['corner'], ['past_edge'])}
+    assert set(rows) == {'nominal', 'edge', 'corner', 'past_edge'}, proc.stdout
+    assert int(rows['corner'][2]) > 0   # kind, points, pass, fail
+    verdict = next(line for line in proc.stderr.splitlines() if line.startswith('verdict'))
+    assert verdict.startswith('verdict robustness quadrotor-hover: FAIL: ')
+    assert f'corner {rows["corner"][2]}' in verdict and 'edge 0' not in verdict
     report = json.loads((tmp_path / 'robustness.json').read_text())
     kinds = [p['kind'] for p in report['points']]
     # 6 box parameters: 1 nominal, 12 edges, 4 physical x 2 + 2 one-sided past edges

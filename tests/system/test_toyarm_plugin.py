@@ -93,12 +93,12 @@ def test_a_plugin_robot_trains_exports_and_passes_hil(plugin, tmp_path):
 
     run = tmp_path / 'run'
     trained = _cli(plugin, 'train', 'toyarm-reach', '--run-dir', str(run), '--num-envs', '64',
-                   '--max-iterations', '2', '--no-progress')
+                   '--max-iterations', '2', '--no-progress', '--json')
     assert trained.returncode == 0, trained.stderr[-3000:]
     summary = json.loads(trained.stdout.strip().splitlines()[-1])
     assert summary['iterations'] == 2
 
-    exported = _cli(plugin, 'export', str(run))
+    exported = _cli(plugin, 'export', str(run), '--json')
     assert exported.returncode == 0, exported.stderr[-3000:]
     check = json.loads(exported.stdout.strip().splitlines()[-1])
     assert check['max_abs_diff'] < 1e-4

@@ -11,9 +11,10 @@ def test_train_export_eval_hand_reorient(tmp_path):
     policy fails the 7.5 goals-per-minute floor and eval exits 1."""
     run = tmp_path / 'run'
     summary = _cli('train', 'hand-reorient', '--run-dir', run, '--num-envs', 16,
-                   '--max-iterations', 2, '--threads', 1, '--no-progress', cwd=tmp_path)
+                   '--max-iterations', 2, '--threads', 1, '--no-progress', '--json',
+                   cwd=tmp_path)
     assert summary['task'] == 'hand-reorient' and summary['env_steps'] == 2 * 32 * 16
-    exported = _cli('export', run, '--samples', 100, cwd=tmp_path)
+    exported = _cli('export', run, '--samples', 100, '--json', cwd=tmp_path)
     assert exported['max_abs_diff'] < 1e-5
     contract = read_contract(exported['onnx'])
     assert contract.observation_size == 111

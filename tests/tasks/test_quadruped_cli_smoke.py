@@ -24,10 +24,11 @@ def test_train_export_eval_quadruped_flat(tmp_path):
     reporting lin_vel_error_mps, yaw_rate_error_radps and fall_rate."""
     run = tmp_path / 'run'
     summary = _cli('train', 'quadruped-flat', '--run-dir', run, '--num-envs', 64,
-                   '--max-iterations', 2, '--threads', 1, '--no-progress', cwd=tmp_path)
+                   '--max-iterations', 2, '--threads', 1, '--no-progress', '--json',
+                   cwd=tmp_path)
     assert summary['task'] == 'quadruped-flat' and summary['iterations'] == 2
     assert summary['env_steps'] == 2 * 24 * 64
-    exported = _cli('export', run, '--samples', 100, cwd=tmp_path)
+    exported = _cli('export', run, '--samples', 100, '--json', cwd=tmp_path)
     assert exported['max_abs_diff'] < 1e-5
     contract = read_contract(exported['onnx'])
     # 3 ticks of angular velocity, gravity, 12 joint positions and velocities, then the

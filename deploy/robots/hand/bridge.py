@@ -1,6 +1,6 @@
 """The hand's simulated twin for the HIL bridge: its parameters, streams and checks."""
 
-from sim2real.assets import resolve_urdf
+from sim2real.assets import urdf_path
 from sim2real.deploy.bridge.params import RobotBridge
 from sim2real.deploy.robots.hand.bridge_sim import HandSim
 
@@ -38,7 +38,7 @@ def checks(p: dict) -> list:
 
 def make_sim(p: dict) -> HandSim:
     """The hand holding the cube at its grasp pose on the driver's PD."""
-    return HandSim(resolve_urdf(p['urdf_file']), p['physics_rate_hz'], tuple(p['kp']),
+    return HandSim(urdf_path(p['urdf_file']), p['physics_rate_hz'], tuple(p['kp']),
                    tuple(p['kd']), p['damping_kd'], p['command_timeout_s'],
                    p['tracker_latency_frames'], p['tracker_pos_noise_m'],
                    p['tracker_rot_noise_rad'], p['seed'])

@@ -10,7 +10,7 @@ from functools import partial
 import numpy as np
 
 from sim2real import terms
-from sim2real.assets import resolve_urdf
+from sim2real.assets import urdf_path
 from sim2real.contract import Contract, ContractError
 from sim2real.deploy.robots.hand.params import HandParams
 from sim2real.deploy.runtime.integrators import JOINT_POSITION_KINDS
@@ -42,7 +42,7 @@ class FingertipGuardPart(PartBase):
             raise ParamError('parameter "min_fingertip_distance_m": must be >= 0, got '
                              f'{params.min_fingertip_distance_m}')
         try:
-            self.kinematics = LeggedKinematics(resolve_urdf(params.urdf_file),
+            self.kinematics = LeggedKinematics(urdf_path(params.urdf_file),
                                                list(contract.joint_names), tips)
         except ValueError as exc:
             raise ContractError(f'robot_params.fingertip_names: {exc}') from exc

@@ -1,6 +1,6 @@
 """The quadrotor's simulated twin for the HIL bridge: its parameters, streams and checks."""
 
-from sim2real.assets import resolve_urdf
+from sim2real.assets import urdf_path
 from sim2real.deploy.robots.quadrotor.cmd_vel_legacy import THRUST_MAPS
 from sim2real.deploy.bridge.params import RobotBridge
 from sim2real.deploy.robots.quadrotor.bridge_sim import QuadrotorSim
@@ -40,7 +40,7 @@ def checks(p: dict) -> list:
 def make_sim(p: dict) -> QuadrotorSim:
     """The vehicle held at start_pos_m until the thrust lifts it."""
     return QuadrotorSim(
-        resolve_urdf(p['urdf_file']), p['physics_rate_hz'], p['start_pos_m'],
+        urdf_path(p['urdf_file']), p['physics_rate_hz'], p['start_pos_m'],
         p['hold_until_thrust_fraction'], p['command_timeout_s'],
         p['imu_gyro_noise_std_rad_s'], p['seed'], start_yaw_rad=p['start_yaw_rad'])
 

@@ -1,6 +1,6 @@
 """The quadruped's simulated twin for the HIL bridge: its parameters, streams and checks."""
 
-from sim2real.assets import resolve_urdf
+from sim2real.assets import urdf_path
 from sim2real.deploy.bridge.params import RobotBridge
 from sim2real.deploy.robots.quadruped.bridge_sim import QuadrupedSim
 from sim2real.deploy.robots.quadruped.faults import quadruped_faults
@@ -31,7 +31,7 @@ def checks(p: dict) -> list:
 def make_sim(p: dict) -> QuadrupedSim:
     """The robot standing at the default pose on the driver's PD."""
     return QuadrupedSim(
-        resolve_urdf(p['urdf_file']), p['physics_rate_hz'], tuple(p['kp']), tuple(p['kd']),
+        urdf_path(p['urdf_file']), p['physics_rate_hz'], tuple(p['kp']), tuple(p['kd']),
         p['damping_kd'], p['command_timeout_s'], p['imu_gyro_noise_std_rad_s'], p['seed'])
 
 

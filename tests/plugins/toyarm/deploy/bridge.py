@@ -1,6 +1,6 @@
 """toyarm's simulated twin in the bridge node: its parameters, streams and checks."""
 
-from sim2real.assets import resolve_urdf
+from sim2real.assets import urdf_path
 from sim2real.deploy.bridge.params import RobotBridge
 
 from toyarm.deploy.bridge_sim import ToyArmSim
@@ -27,7 +27,7 @@ def checks(p: dict) -> list:
 
 def make_sim(p: dict) -> ToyArmSim:
     """The arm at its rest pose on the driver's PD."""
-    return ToyArmSim(resolve_urdf(p['urdf_file']), p['physics_rate_hz'], tuple(p['kp']),
+    return ToyArmSim(urdf_path(p['urdf_file']), p['physics_rate_hz'], tuple(p['kp']),
                      tuple(p['kd']), p['damping_kd'], p['command_timeout_s'])
 
 

@@ -1,0 +1,92 @@
+"""Text views of results for people: a header line and aligned tables (JSON is --json's)."""
+
+from __future__ import annotations
+
+from sim2real.cli.output import metrics_table, scalars, table
+
+EVAL_CONTEXT = ('task', 'policy', 'source', 'checkpoint', 'seed', 'randomization', 'backend',
+                'device', 'verdict', 'warnings', 'video')
+HIL_CONTEXT = ('robot', 'policy', 'domain_id', 'logs', 'nominal_floors', 'faults', 'verdict')
+TRAIN_HIDDEN = ('segments',)
+MAX_FAILING_POINTS = 10
+"""Failing robustness points listed by name (robustness.json holds all)."""
+
+
+def eval_view(result: dict) -> str:
+    """Which policy ran how, then each figure beside its floor."""
+    get = result.get
+    source = get('checkpoint') or get('source', '-')
+    head = (f'eval {get("task")}: {get("policy", "-")} ({source}), {get("episodes", "?")} '
+            f'episodes, seed {get("seed", "-")}, randomization: {get("randomization", "-")}, '
+            f'{get("backend", "-")} on {get("device", "-")}')
+    lines = [head, '', metrics_table(result, result['verdict']['floors'], EVAL_CONTEXT)]
+    if result.get('video'):
+        lines += ['', f'video: {result["video"]}']
+    return '\n'.join(lines)
+
+
+def hil_view(result: dict) -> str:
+    """The nominal flight's figures, then one row per scenario with its outcome."""
+    head = (f'hil {result["robot"]}: {result["policy"]} (ROS domain {result["domain_id"]}, '
+            f'node logs in {result["logs"]})')
+    rows = [(s['name'], 'pass' if s['passed'] else 'FAIL', s['line'].partition(': ')[2])
+            for s in result['verdict']['scenarios']]
+    return '\n'.join([head, '', metrics_table(result, result['nominal_floors'], HIL_CONTEXT),
+                      '', table(rows, ('scenario', 'result', 'detail'), wrap_last=True)])
+
+
+def hil_verdict_text(verdict: dict) -> str:
+    """'pass: all 11 scenarios pass' or 'FAIL: 2 of 11 scenarios fail: a, b'."""
+    scenarios = verdict['scenarios']
+    failed = [s['name'] for s in scenarios if not s['passed']]
+    if not failed:
+        return f'pass: all {len(scenarios)} scenarios pass'
+    return f'FAIL: {len(failed)} of {len(scenarios)} scenarios fail: {", ".join(failed)}'
+
+
+def robustness_view(report: dict) -> str:
+    """Points per kind and how many pass, then the failing points with why."""
+    kinds = {}
+    for point in report['points']:
+        kinds.setdefault(point['kind'], []).append(point['passed'])
+    rows = [(kind, len(outcomes), sum(outcomes), len(outcomes) - sum(outcomes))
+            for kind, outcomes in kinds.items()]
+    head = (f'robustness {report["task"]}: {report["policy"]}, {len(report["points"])} points '
+            f'x {report["episodes_per_point"]} episodes, seed {report["seed"]}')
+    lines = [head, '', table(rows, ('kind', 'points', 'pass', 'fail'))]
+    failed = [p for p in report['points'] if not p['passed']]
+    if failed:
+        rows = [(p['kind'], p['label'], p['verdict'].removeprefix('FAIL: '))
+                for p in failed[:MAX_FAILING_POINTS]]
+        lines += ['', table(rows, ('kind', 'failing point', 'why'), wrap_last=True)]
+        if len(failed) > MAX_FAILING_POINTS:
+            lines.append(f'... and {len(failed) - MAX_FAILING_POINTS} more failing points '
+                         '(robustness.json lists all)')
+    for text in report.get('resolution_warnings', ()):
+        lines.append(f'warning: {text}')
+    if report.get('files'):
+        lines += ['', f'report: {report["files"]["markdown"]}']
+    return '\n'.join(lines)
+
+
+def robustness_verdict_text(report: dict) -> str:
+    """'pass: 40 of 40 points meet their floors' or 'FAIL: 3 of 40 points miss their
+    floors: corner 2, past_edge 1'."""
+    total = len(report['points'])
+    failed = {}
+    for point in report['points']:
+        if not point['passed']:
+            failed[point['kind']] = failed.get(point['kind'], 0) + 1
+    if not failed:
+        return f'pass: {total} of {total} points meet their floors'
+    kinds = ', '.join(f'{kind} {count}' for kind, count in failed.items())
+    return f'FAIL: {sum(failed.values())} of {total} points miss their floors: {kinds}'
+
+
+def train_view(summary: dict, run_dir: str) -> str:
+    """The run's figures and where to look next."""
+    lines = [f'train {summary["task"]}: {run_dir}', '',
+             table(scalars(summary, TRAIN_HIDDEN), ('field', 'value')), '',
+             f'curves: {run_dir}/curves.png; TensorBoard: tensorboard --logdir {run_dir}/tb',
+             f'next: sim2real export {run_dir}']
+    return '\n'.join(lines)
