@@ -2,7 +2,7 @@
 
 Every import counts, at module level or inside a function: a lazy import still ties the
 layers together. Importing a module's own parent package is implicit in Python and not an
-edge. The table is the README's architecture section; a new top-level module must be given a
+edge. The table is docs/architecture.md's; a new top-level module must be given a
 place in it.
 """
 

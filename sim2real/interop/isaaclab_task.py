@@ -80,7 +80,7 @@ def isaaclab_python() -> str:
     if not python or not Path(python).is_file():
         raise IsaacLabSetupError(
             f'{PYTHON_ENV_VAR}={python!r}: set it to the Python of an Isaac Lab 3.0 venv with '
-            'sim2real installed (README, "Isaac Lab")')
+            'sim2real installed (docs/isaaclab.md)')
     return python
 
 
@@ -158,7 +158,7 @@ def evaluate_in_isaaclab(policy: str | Path, episodes: int, seed: int = 12345,
                                      f'{" ".join(command)}')
         result = json.loads(out.read_text())
     result.update({'backend': 'isaaclab', 'device': device,
-                   'randomization': 'the Isaac Lab env of the task (README, "Isaac Lab")'})
+                   'randomization': 'the Isaac Lab env of the task (docs/isaaclab.md)'})
     floors = get_task(contract.task).acceptance.get('eval', ())
     passed, text = judge(result, floors)
     result['verdict'] = {'passed': passed, 'text': text, 'floors': as_dicts(floors)}

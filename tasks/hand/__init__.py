@@ -38,7 +38,7 @@ def register_tasks() -> None:
                       'proprioception only', train, acceptance(), actions=actions))
     # the same learner; Playground trains its reorientation for 100-200 M steps at 8192 envs
     # on a GPU (hand.md 1a), so on 2 CPU cores this is a smoke run: a shipped policy needs a
-    # GPU (README)
+    # GPU (docs/backends.md)
     register(TaskSpec('hand-reorient', hand_reorient_cfg,
                       'LEAP-class hand: turn a 7 cm cube to random goal orientations seen '
                       'through a pose tracker', train, reorient_acceptance(),
