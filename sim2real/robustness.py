@@ -140,25 +140,6 @@ def run_robustness(policy_path: str | Path, episodes: int = 32, seed: int = 1234
     return report
 
 
-def verdict_lines(report: dict, max_failures: int = 10) -> list[str]:
-    """One line per kind of point, then the failing points (at most max_failures)."""
-    lines = []
-    for kind in ('nominal', 'edge', 'corner', 'past_edge'):
-        rows = [r for r in report['points'] if r['kind'] == kind]
-        if not rows:
-            continue
-        bad = [r for r in rows if not r['passed']]
-        word = 'pass' if not bad else 'FAIL'
-        lines.append(f'{word} {kind}: {len(rows) - len(bad)} of {len(rows)} points pass')
-    failed = [r for r in report['points'] if not r['passed']]
-    for r in failed[:max_failures]:
-        lines.append(f'  FAIL {r["kind"]} [{r["label"]}]: {r["verdict"][6:]}')
-    if len(failed) > max_failures:
-        lines.append(f'  ... and {len(failed) - max_failures} more failing points '
-                     '(robustness.json lists all)')
-    return lines
-
-
 class _NoBar:
     """A progress bar that shows nothing."""
 

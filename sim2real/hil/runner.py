@@ -177,22 +177,20 @@ def run_unstalled(mon: HilMonitor, node_cfg: dict, hil: RobotHil, sc, duration_s
     tic = time.monotonic()
     first = unstalled(nominal, stalls_since, limit,
                       lambda run: nominal_verdict(nominal_view(hil, run), bound, floors)[0])
-    _progress(1, total, 'nominal',
-              nominal_verdict(nominal_view(hil, first), bound, floors)[0], tic)
+    _progress(1, total, nominal_verdict(nominal_view(hil, first), bound, floors)[1], tic)
     faults = {}
     for number, case in enumerate(cases, start=2):
         tic = time.monotonic()
         faults[case.name] = unstalled(lambda c=case: hil.fault_run(mon, sc, c), stalls_since,
                                       limit, lambda r, c=case: fault_verdict(c.name, r, sc)[0])
-        _progress(number, total, case.name,
-                  fault_verdict(case.name, faults[case.name], sc)[0], tic)
+        _progress(number, total, fault_verdict(case.name, faults[case.name], sc)[1], tic)
     return first, faults
 
 
-def _progress(number: int, total: int, name: str, passed: bool, since_s: float) -> None:
-    """Log one scenario's outcome as it ends: 'scenario 3/11 stale_imu: pass (4.2 s)'."""
-    log.info('scenario %d/%d %s: %s (%.1f s)', number, total, name,
-             'pass' if passed else 'FAIL', time.monotonic() - since_s)
+def _progress(number: int, total: int, line: str, since_s: float) -> None:
+    """Log one scenario's verdict line as it ends: 'scenario 3/11 (4.2 s): pass stale_imu
+    (latch): ...'."""
+    log.info('scenario %d/%d (%.1f s): %s', number, total, time.monotonic() - since_s, line)
 
 
 def _run_scenarios(hil: RobotHil, procs, policy: Path, node_cfg: dict, bridge_cfg: dict,

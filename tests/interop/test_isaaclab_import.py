@@ -170,7 +170,7 @@ def test_the_command_line_imports_and_refuses(tmp_path, capsys):
     from sim2real.cli.main import main
     out = tmp_path / 'go2.onnx'
     assert main(['import-isaaclab', str(FIXTURE), '--task', TASK, '--urdf', str(URDF),
-                 '--out', str(out)]) == 0
+                 '--out', str(out), '--json']) == 0
     printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert printed['onnx'] == str(out) and out.is_file()
     assert printed['task'] == 'quadruped-flat' and printed['checkpoint'] == 'model_1.pt'

@@ -18,20 +18,44 @@ POLICY = ROOT / 'policies' / 'quadrotor_hover.onnx'
 PARAMS = ROOT / 'config' / 'quadrotor.yaml'
 
 
-def _sim2real(*args: str, timeout_s: float) -> dict:
-    """Run the CLI in a fresh process and parse its one JSON line."""
+def _run(*args: str, timeout_s: float) -> subprocess.CompletedProcess:
+    """Run the CLI in a fresh process; it must exit 0."""
     out = subprocess.run([sys.executable, '-m', 'sim2real.cli.main', *args],
                          capture_output=True, text=True, timeout=timeout_s, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-3000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return out
+
+
+def _sim2real(*args: str, timeout_s: float) -> dict:
+    """Run the CLI in a fresh process and parse its one JSON line."""
+    return json.loads(_run(*args, timeout_s=timeout_s).stdout.strip().splitlines()[-1])
 
 
 @pytest.fixture(scope='module')
-def hil_result(tmp_path_factory):
+def hil_proc(tmp_path_factory) -> subprocess.CompletedProcess:
     """`sim2real hil quadrotor --faults all --json` on the shipped policy."""
     logs = tmp_path_factory.mktemp('hil')
-    return _sim2real('hil', 'quadrotor', '--policy', str(POLICY), '--faults', 'all',
-                     '--duration', '8', '--log-dir', str(logs), '--json', timeout_s=420)
+    return _run('hil', 'quadrotor', '--policy', str(POLICY), '--faults', 'all',
+                '--duration', '8', '--log-dir', str(logs), '--json', timeout_s=420)
+
+
+@pytest.fixture(scope='module')
+def hil_result(hil_proc) -> dict:
+    """The JSON result of hil_proc."""
+    return json.loads(hil_proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_hil_reports_each_scenario_as_it_ends(hil_proc, hil_result):
+    """One 'scenario k/N (T s): pass name ...' line per scenario on stderr, in order, before
+    the verdict line, which counts them."""
+    names = [s['name'] for s in hil_result['verdict']['scenarios']]
+    said = [line.split(' scenario ', 1)[1].split() for line in hil_proc.stderr.splitlines()
+            if ' scenario ' in line and ' s): pass ' in line]
+    assert [(words[0], words[4].rstrip(':')) for words in said] == [
+        (f'{k}/{len(names)}', name) for k, name in enumerate(names, start=1)]
+    assert hil_proc.stderr.splitlines()[-1] == (
+        f'verdict hil quadrotor: pass: all {len(names)} scenarios pass')
 
 
 @pytest.fixture(scope='module')
@@ -111,3 +135,21 @@ def test_nodes_refuse_a_parameter_typo_and_name_the_closest_parameter(module, ty
                          text=True, timeout=60, env=env)
     assert out.returncode == 2
     assert f'"{typo}"' in out.stderr and f'"{suggestion}"' in out.stderr
+
+
+@pytest.mark.parametrize('content,named', [
+    ('<robot name="quadrotor"><link name="base"', 'malformed XML'),
+    ((ROOT / 'urdf' / 'quadruped.urdf').read_text(), 'robot: the URDF robot is'),
+])
+def test_policy_node_names_a_malformed_or_other_robots_urdf_before_its_hash(
+        tmp_path, content, named):
+    """A broken URDF, or another robot's, makes policy_node exit 2 saying so (not a hash
+    mismatch)."""
+    urdf = tmp_path / 'robot.urdf'
+    urdf.write_text(content)
+    env = ros_environment(private_domain_id(os.getpid() + 13))
+    cmd = node_command('sim2real.deploy.policy_node', PARAMS,
+                       {'policy_file': str(POLICY), 'urdf_file': str(urdf)})
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
+    assert out.returncode == 2
+    assert named in out.stdout + out.stderr and 'urdf_sha256' not in out.stdout + out.stderr

@@ -41,3 +41,8 @@ def test_train_export_eval_quadruped_flat(tmp_path):
     for key in ('lin_vel_error_mps', 'yaw_rate_error_radps', 'fall_rate'):
         assert key in result
     assert 0.0 <= result['fall_rate'] <= 1.0
+    # a FAIL names only the floors that failed
+    from sim2real.verdict import Floor
+    for floor in result['verdict']['floors']:
+        named = f"{floor['metric']} " in result['verdict']['text']
+        assert named != Floor(**floor).holds(result), (floor, result['verdict']['text'])
