@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 
 import onnx
 from torch import nn
 
+from sim2real.atomic import atomic_path
 from sim2real.contract import Contract, CONTRACT_KEY, ContractError
 from sim2real.contract_digest import (
     bind_contract, contract_differences, graph_sha256, metadata, stored_graph_sha256)
@@ -95,7 +95,6 @@ def rebind_onnx(src: str | Path, out: str | Path | None = None,
             f'{differ[0]}: the contract in {src} differs from the one task "{stored.task}" '
             f'gives ({", ".join(differ)}); re-export it from its run directory instead')
     out = Path(out) if out is not None else src
-    tmp = out.with_name(f'.{out.name}.{os.getpid()}.tmp')
-    onnx.save(bind_contract(model, fresh), str(tmp))
-    tmp.replace(out)
+    with atomic_path(out) as tmp:
+        onnx.save(bind_contract(model, fresh), str(tmp))
     return out, graph, 'verified by its digest' if bound else 'unverified (--trust-graph)'

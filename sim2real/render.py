@@ -18,6 +18,7 @@ import mujoco
 import numpy as np
 import torch
 
+from sim2real.atomic import atomic_path
 from sim2real.sim.video_view import VideoView
 
 log = logging.getLogger(__name__)
@@ -86,7 +87,8 @@ def record_rollout(env, policy, path: str | Path, env_id: int = 0, width: int = 
     finally:
         renderer.close()
     path.parent.mkdir(parents=True, exist_ok=True)
-    frames[0].save(path, save_all=True, append_images=frames[1:], loop=0,
-                   duration=round(1000 * every * env.step_dt_s))
+    with atomic_path(path) as tmp:
+        frames[0].save(tmp, format='GIF', save_all=True, append_images=frames[1:], loop=0,
+                       duration=round(1000 * every * env.step_dt_s))
     log.info('wrote %s (%d frames)', path, len(frames))
     return path

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
+
+from sim2real.atomic import atomic_path, write_atomic
 
 
 def primary_metric(report: dict) -> str:
@@ -14,23 +15,16 @@ def primary_metric(report: dict) -> str:
     return floors[0]['metric'] if floors else 'success_rate'
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    """Write via a temporary file and rename, so a reader never sees half a file."""
-    tmp = path.with_name(f'.{path.name}.tmp')
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
 def write_report(report: dict, out_dir: Path) -> dict[str, str]:
     """robustness.json, robustness.md and robustness.png under out_dir; their paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
     files = {'json': out_dir / 'robustness.json', 'markdown': out_dir / 'robustness.md',
              'png': out_dir / 'robustness.png'}
     paths = {k: str(v) for k, v in files.items()}
-    _atomic_write(files['markdown'], markdown(report).encode('utf-8'))
+    write_atomic(files['markdown'], markdown(report).encode('utf-8'))
     plot(report, files['png'])
     full = dict(report, files=paths)
-    _atomic_write(files['json'], (json.dumps(full, indent=1, sort_keys=True) + '\n').encode())
+    write_atomic(files['json'], (json.dumps(full, indent=1, sort_keys=True) + '\n').encode())
     return paths
 
 
@@ -142,7 +136,6 @@ def plot(report: dict, path: Path) -> Path:
     fig.suptitle(f'{Path(report["policy"]).name} ({report["task"]}): {word}; dashed: floor at '
                  'edges and corners, dotted: 1.25x past', fontsize='medium')
     fig.tight_layout(rect=(0, 0, 1, 0.95))
-    tmp = path.with_name(f'.{path.name}.tmp')
-    fig.savefig(tmp, format='png')
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format='png')
     return path

@@ -18,6 +18,7 @@ import torch
 import yaml
 
 from sim2real.algo_cfg import ALGORITHMS, TrainCfg
+from sim2real.atomic import write_atomic
 from sim2real.device import device_scope
 from sim2real.focus import apply_focus, Focus, read_focus
 from sim2real.contract import ObservationTermSpec
@@ -375,7 +376,5 @@ def _train(args: TrainArgs, run_dir: Path, resume: bool, progress_bar: bool,
                'torch_threads': torch.get_num_threads()}
     if not info.is_main:
         return summary
-    tmp = run_dir / 'summary.json.tmp'
-    tmp.write_text(json.dumps(summary, indent=2, sort_keys=True))
-    tmp.replace(run_dir / 'summary.json')
+    write_atomic(run_dir / 'summary.json', json.dumps(summary, indent=2, sort_keys=True))
     return summary

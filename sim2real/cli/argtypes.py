@@ -37,6 +37,14 @@ def positive_float(text: str) -> float:
     return value
 
 
+def gif_path(text: str) -> str:
+    """argparse type: a path ending in .gif (the recorder writes animated GIFs)."""
+    if not text.lower().endswith('.gif'):
+        raise argparse.ArgumentTypeError(f'must be a .gif path (an animated GIF is written), '
+                                         f'got {text!r}')
+    return text
+
+
 def floor(text: str):
     """argparse type: METRIC>=VALUE or METRIC<=VALUE as a sim2real.verdict.Floor."""
     from sim2real.verdict import parse_floor

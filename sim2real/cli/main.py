@@ -15,6 +15,10 @@ log = logging.getLogger('sim2real')
 EXPECTED = (KeyError, ValueError, FileNotFoundError, RuntimeError, PermissionError,
             IsADirectoryError, NotADirectoryError)
 """Errors of a user's input or machine, reported as one line with exit status 2."""
+MACHINE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES,
+                  errno.EPERM, errno.EIO)
+"""OSErrors of the machine (a full disk or quota, a file size limit, a read-only or failing
+file system, no permission): one line, exit 2."""
 
 
 def _one_line(exc: BaseException) -> str:
@@ -44,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         log.warning('interrupted')
         return EXIT_INTERRUPTED
     except OSError as exc:
-        if isinstance(exc, EXPECTED) or exc.errno in (errno.ENOSPC, errno.EROFS, errno.EDQUOT):
+        if isinstance(exc, EXPECTED) or exc.errno in MACHINE_ERRNOS:
             log.error('%s', _one_line(exc))
             return 2
         log.exception('unexpected error')

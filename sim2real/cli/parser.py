@@ -7,7 +7,8 @@ import argparse
 from sim2real import __version__
 from sim2real.algo_cfg import ALGORITHMS
 from sim2real.cli import commands
-from sim2real.cli.argtypes import floor, non_negative_int, positive_float, positive_int
+from sim2real.cli.argtypes import (
+    floor, gif_path, non_negative_int, positive_float, positive_int)
 
 DESCRIPTION = ('Train robot policies in MuJoCo, export them to ONNX with their deployment '
                'contract, and fly them through a ROS 2 node against the simulator (HIL).')
@@ -165,7 +166,8 @@ def _add_judges(sub, common) -> None:
     p.add_argument('--episodes', type=positive_int, default=256, help='number of episodes')
     p.add_argument('--seed', type=int, default=12345, help='evaluation seed')
     p.add_argument('--play', action='store_true', help='without disturbances and noise')
-    p.add_argument('--video', default=None, help='also record one episode to this GIF file')
+    p.add_argument('--video', type=gif_path, default=None, metavar='FILE.gif',
+                   help='also record one episode to this animated GIF')
     add_backend_args(p, isaaclab=True)
     _json_flag(p)
 

@@ -10,6 +10,7 @@ import onnx
 import torch
 from torch import nn
 
+from sim2real.atomic import atomic_path
 from sim2real.contract import Contract
 from sim2real.contract_digest import bind_contract
 from sim2real.onnx_io import cpu_session as onnx_session
@@ -34,16 +35,15 @@ def export_onnx(policy: nn.Module, contract: Contract, path: str | Path) -> Path
     path = Path(path)
     policy = policy.eval()
     dummy = torch.zeros(1, contract.observation_size)
-    tmp = path.with_suffix('.tmp.onnx')
-    torch.onnx.export(
-        policy, (dummy,), str(tmp), input_names=[INPUT_NAME], output_names=[OUTPUT_NAME],
-        dynamic_axes={INPUT_NAME: {0: 'batch'}, OUTPUT_NAME: {0: 'batch'}},
-        opset_version=OPSET, dynamo=False)
-    model = onnx.load(str(tmp))
-    model.producer_name = 'sim2real'
-    onnx.checker.check_model(model)
-    onnx.save(bind_contract(model, contract), str(tmp))
-    tmp.replace(path)
+    with atomic_path(path) as tmp:
+        torch.onnx.export(
+            policy, (dummy,), str(tmp), input_names=[INPUT_NAME], output_names=[OUTPUT_NAME],
+            dynamic_axes={INPUT_NAME: {0: 'batch'}, OUTPUT_NAME: {0: 'batch'}},
+            opset_version=OPSET, dynamo=False)
+        model = onnx.load(str(tmp))
+        model.producer_name = 'sim2real'
+        onnx.checker.check_model(model)
+        onnx.save(bind_contract(model, contract), str(tmp))
     return path
 
 

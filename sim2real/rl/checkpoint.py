@@ -11,16 +11,17 @@ import json
 import logging
 import os
 import re
-import tempfile
 from pathlib import Path
 
 import torch
+
+from sim2real.atomic import atomic_path
 
 logger = logging.getLogger(__name__)
 
 CHECKPOINT_DIR = 'checkpoints'
 _NAME_RE = re.compile(r'^model_(\d{6,})\.pt$')
-# temp files of save_checkpoint (mkstemp) that a killed process left behind
+# temp files of save_checkpoint (sim2real.atomic) that a killed process left behind
 _TEMP_RE = re.compile(r'^\.model_\d{6,}\.pt\..+\.tmp$')
 _PLAIN_TYPES = (int, float, bool, str, type(None), torch.Tensor)
 
@@ -70,16 +71,8 @@ def save_checkpoint(path: str | os.PathLike, state: dict) -> Path:
     path = Path(path)
     _check_plain(state, 'state')
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f'.{path.name}.', suffix='.tmp', dir=path.parent)
-    try:
-        with os.fdopen(fd, 'wb') as f:
-            torch.save(state, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp_name, path)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
+    with atomic_path(path, sync=True) as tmp, open(tmp, 'wb') as f:
+        torch.save(state, f)
     _fsync_dir(path.parent)
     return path
 

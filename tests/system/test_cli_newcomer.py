@@ -194,3 +194,29 @@ def test_a_folder_path_through_a_file_is_one_error_line(tmp_path):
                    expect=2)
     assert 'Traceback' not in proc.stderr
     assert 'file' in error_line(proc)
+
+
+def _small_files() -> None:
+    """In the child: files over 20 kB cannot be written (EFBIG, as a full disk refuses)."""
+    import resource
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000))
+
+
+def test_a_file_the_machine_cannot_write_is_one_error_line_and_leaves_no_part(tmp_path):
+    """export and eval --video where no file over 20 kB can be written (a full disk's
+    class of error): exit 2, one ERROR line naming the file, no traceback, no partial file
+    and the previous file kept."""
+    out = tmp_path / 'policy.onnx'
+    out.write_bytes(b'previous')
+    for args, target in ((['export', HOVER, '--out', out], out),
+                         (['eval', HOVER, '--episodes', '1', '--video', tmp_path / 'v.gif'],
+                          tmp_path / 'v.gif')):
+        proc = subprocess.run([sys.executable, '-m', 'sim2real.cli.main', *map(str, args)],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=TIMEOUT_S,
+                              preexec_fn=_small_files)
+        assert 'Traceback' not in proc.stderr
+        line = error_line(proc)
+        assert f'cannot write {target}' in line and 'File too large' in line, line
+    assert out.read_bytes() == b'previous'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['policy.onnx']
