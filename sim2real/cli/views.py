@@ -29,10 +29,17 @@ def hil_view(result: dict) -> str:
     """The nominal flight's figures, then one row per scenario with its outcome."""
     head = (f'hil {result["robot"]}: {result["policy"]} (ROS domain {result["domain_id"]}, '
             f'node logs in {result["logs"]})')
-    rows = [(s['name'], 'pass' if s['passed'] else 'FAIL', s['line'].partition(': ')[2])
-            for s in result['verdict']['scenarios']]
+    rows = [(s['name'], _expectation(s['line']), 'pass' if s['passed'] else 'FAIL',
+             s['line'].partition(': ')[2]) for s in result['verdict']['scenarios']]
     return '\n'.join([head, '', metrics_table(result, result['nominal_floors'], HIL_CONTEXT),
-                      '', table(rows, ('scenario', 'result', 'detail'), wrap_last=True)])
+                      '', table(rows, ('scenario', 'expected', 'result', 'detail'),
+                                wrap_last=True)])
+
+
+def _expectation(line: str) -> str:
+    """'latch' of 'pass frozen_imu (latch): ...'; 'fly' for the nominal run."""
+    head = line.partition(': ')[0]
+    return head[head.rindex('(') + 1:-1] if head.endswith(')') else 'fly'
 
 
 def hil_verdict_text(verdict: dict) -> str:
@@ -62,8 +69,6 @@ def robustness_view(report: dict) -> str:
         if len(failed) > MAX_FAILING_POINTS:
             lines.append(f'... and {len(failed) - MAX_FAILING_POINTS} more failing points '
                          '(robustness.json lists all)')
-    for text in report.get('resolution_warnings', ()):
-        lines.append(f'warning: {text}')
     if report.get('files'):
         lines += ['', f'report: {report["files"]["markdown"]}']
     return '\n'.join(lines)
