@@ -57,7 +57,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     check_request(args.task, args.set, args.action, args.algo)
     if args.backend == 'isaaclab':
         return _train_in_isaaclab(args)
-    check_run_dir(Path(args.run_dir), args.resume, args.overwrite)
+    resume = check_run_dir(Path(args.run_dir), args.resume, args.overwrite,
+                           args.resume_or_new)
     train_args = TrainArgs(task=args.task, seed=args.seed, num_envs=args.num_envs,
                            max_iterations=args.max_iterations, max_seconds=args.max_seconds,
                            save_interval=args.save_interval,
@@ -65,7 +66,7 @@ def cmd_train(args: argparse.Namespace) -> int:
                            backend=args.backend, device=args.device,
                            init_from=args.init_from, sets=args.set, algo=args.algo,
                            workers=args.workers, ray_address=args.ray_address)
-    summary = train(train_args, args.run_dir, resume=args.resume,
+    summary = train(train_args, args.run_dir, resume=resume,
                     progress_bar=not args.no_progress)
     info = launched_by_torchrun()
     if info is None or info.is_main:   # under torchrun: rank 0 speaks for the job
@@ -91,7 +92,7 @@ def _train_in_isaaclab(args: argparse.Namespace) -> int:
     from sim2real.interop.isaaclab_task import train_in_isaaclab
     ignored = {'--algo': args.algo, '--workers': args.workers, '--init-from': args.init_from,
                '--action': args.action, '--max-seconds': args.max_seconds,
-               '--overwrite': args.overwrite}
+               '--overwrite': args.overwrite, '--resume-or-new': args.resume_or_new}
     given = sorted(flag for flag, value in ignored.items() if value)
     if given:
         raise ValueError(f'{", ".join(given)}: not available with --backend isaaclab (rsl_rl '

@@ -74,6 +74,9 @@ def _add_train(sub, common) -> None:
                      help='continue the run in --run-dir from its last checkpoint')
     run.add_argument('--overwrite', action='store_true',
                      help='remove the run already in --run-dir and start over')
+    run.add_argument('--resume-or-new', action='store_true',
+                     help='continue the run in --run-dir if it has a checkpoint, else start '
+                          'one there (for jobs a scheduler may restart)')
     run.add_argument('--save-interval', type=positive_int, default=None,
                      help='checkpoint every N iterations (task default: 25)')
     run.add_argument('--init-from', default=None, metavar='RUN_DIR_CHECKPOINT_OR_ONNX',

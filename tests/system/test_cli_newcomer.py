@@ -220,3 +220,21 @@ def test_a_file_the_machine_cannot_write_is_one_error_line_and_leaves_no_part(tm
         assert f'cannot write {target}' in line and 'File too large' in line, line
     assert out.read_bytes() == b'previous'
     assert sorted(p.name for p in tmp_path.iterdir()) == ['policy.onnx']
+
+
+def test_resume_or_new_starts_a_run_then_continues_it(tmp_path):
+    """--resume-or-new in an empty folder starts a run, the same command later continues it
+    from its checkpoint; run files without a checkpoint are refused by name."""
+    run_dir = tmp_path / 'run'
+    first = json_line(run_cli(*_tiny(run_dir, '--max-iterations', '1', '--resume-or-new'),
+                              cwd=tmp_path).stdout)
+    second = json_line(run_cli(*_tiny(run_dir, '--max-iterations', '2', '--resume-or-new'),
+                               cwd=tmp_path).stdout)
+    assert (first['iterations'], second['iterations']) == (1, 2)
+    assert [s['start_iteration'] for s in second['segments']] == [0, 1]
+    shutil.rmtree(run_dir / 'checkpoints')
+    refused = error_line(run_cli(*_tiny(run_dir, '--resume-or-new'), cwd=tmp_path, expect=2))
+    assert 'holds run files but no checkpoint' in refused
+    both = error_line(run_cli(*_tiny(run_dir, '--resume', '--resume-or-new'), cwd=tmp_path,
+                              expect=2))
+    assert 'choose one' in both
