@@ -18,9 +18,10 @@ SOURCES = {'sim2real': ROOT / 'sim2real', 'sim2real.tasks': ROOT / 'tasks',
 
 BASE = ('sim2real', 'sim2real.contract', 'sim2real.contract_digest', 'sim2real.terms',
         'sim2real.urdf', 'sim2real.assets', 'sim2real.verdict', 'sim2real.device',
-        'sim2real.algo_cfg', 'sim2real.overrides', 'sim2real.onnx_io', 'sim2real.plugins')
+        'sim2real.algo_cfg', 'sim2real.overrides', 'sim2real.onnx_io', 'sim2real.plugins',
+        'sim2real.atomic')
 """Modules every layer may use: the contract, shared maths, configs, file locations, the
-plug-in loader."""
+plug-in loader, whole-file writes."""
 
 LAYERS = {
     'sim2real.sim': 'sim',

@@ -96,7 +96,7 @@ def test_list_shows_tasks_robots_and_shipped_policies_with_their_headline(tmp_pa
     data = json_line(run_cli('list', '--json', cwd=tmp_path).stdout)
     names = {t['name'] for t in data['tasks']}
     assert names >= {'quadrotor-hover', 'quadruped-flat', 'hand-rotate'}
-    assert [r['robot'] for r in data['robots']] == ['hand', 'quadrotor', 'quadruped']
+    assert {r['robot'] for r in data['robots']} >= {'hand', 'quadrotor', 'quadruped'}
     shipped = {Path(p['file']).name: p for p in data['policies']}
     assert set(shipped) == {p.name for p in POLICIES.glob('*.onnx')}
     hover = shipped['quadrotor_hover.onnx']
