@@ -70,6 +70,15 @@ def test_no_dates_or_commit_hashes(path):
     assert not COMMIT.findall(text), f'{path.name}: commit hashes {COMMIT.findall(text)}'
 
 
+@pytest.mark.parametrize('path', sorted((ROOT / 'policies').glob('*.md')),
+                         ids=lambda p: p.name)
+def test_policy_cards_hold_no_dated_diary(path):
+    """A card records how its file was made (its commit may be named) and what it measures,
+    not a diary of dated tries."""
+    text = path.read_text(encoding='utf-8')
+    assert not DATE.findall(text), f'{path.name}: dates {DATE.findall(text)}'
+
+
 def test_readme_links_resolve():
     """Every relative link of the README names a file of the checkout."""
     targets = [t for t in LINK.findall(README.read_text(encoding='utf-8'))
