@@ -154,6 +154,10 @@ setup(
         ],
         'deploy': [
             'pin',  # Pinocchio (kinematics/dynamics on the robot side)
+            # the node's flight recorder and `sim2real replay`: MCAP files that ros2 bag,
+            # Foxglove and PlotJuggler open; ROS 2 CDR read without ROS
+            'mcap>=1.2,<2',
+            'mcap-ros2-support>=0.5,<1',
         ],
         'gpu': [
             # backend mjwarp (sim2real/sim/mjwarp.py); runs on Warp's CPU device too
