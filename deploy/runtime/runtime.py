@@ -47,6 +47,8 @@ class StepResult:
     """Policy wall time [s], None when the policy did not run."""
     action: np.ndarray | None
     """Raw policy output, None when the policy did not run."""
+    observation: np.ndarray | None = None
+    """The policy input of this tick (1, observation_size), None when none was built."""
 
 
 class Runtime:
@@ -172,7 +174,7 @@ class Runtime:
         """step() without the error guard."""
         problems = self.store.take_problems()
         machine, command = self.machine, None
-        inference_s = action = None
+        inference_s = action = obs = None
         if machine.armed:
             reason = (problems[0] if problems else 'clock' if backwards_s > 0.0
                       else self.profile.latch_reason(self.store, now_s))
@@ -194,7 +196,7 @@ class Runtime:
         elif machine.state == INACTIVE:
             command = self.profile.off_command(self.store)
         command = self.profile.final_clamp(command, machine.state, self.store)
-        return StepResult(command, machine.state, machine.reason, inference_s, action)
+        return StepResult(command, machine.state, machine.reason, inference_s, action, obs)
 
     def _latch(self, reason: str, now_s: float) -> None:
         """Enter the latched fallback with reason."""

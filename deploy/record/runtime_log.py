@@ -1,0 +1,149 @@
+"""The runtime's calls as a log: every put, tick, enable, disable and estop with its inputs
+and what the runtime answered, on JSON channels; `replay` feeds them to a fresh Runtime.
+
+The Runtime is time-injected (put carries its receive time, step/enable take now_s), so
+these calls are all a replay needs to decide exactly what the node decided. Non-finite
+floats are written as the strings 'NaN', 'Infinity' and '-Infinity' (JSON has no such
+numbers; Foxglove and PlotJuggler read the rest as plain numbers).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from sim2real.deploy.record.writer import json_channel, Recorder
+from sim2real.deploy.runtime import Sample
+
+PUT_TOPIC, TICK_TOPIC, CALL_TOPIC = '/sim2real/put', '/sim2real/tick', '/sim2real/call'
+_NUMBER = {'type': ['number', 'string']}
+_ARRAY = {'type': ['array', 'null'], 'items': _NUMBER}
+_NON_FINITE = {'NaN': math.nan, 'Infinity': math.inf, '-Infinity': -math.inf}
+
+
+def plain(value):
+    """Numbers, arrays and lists as JSON-ready values, non-finite floats as strings."""
+    if value is None or isinstance(value, (str, bool)):
+        return value
+    if isinstance(value, dict):
+        return {str(key): plain(item) for key, item in value.items()}
+    if isinstance(value, np.ndarray):
+        return plain(value.tolist())
+    if isinstance(value, (list, tuple)):
+        return [plain(item) for item in value]
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return int(value)
+    number = float(value)
+    if math.isfinite(number):
+        return number
+    return 'NaN' if math.isnan(number) else ('Infinity' if number > 0 else '-Infinity')
+
+
+def number(value) -> float:
+    """A float written by plain()."""
+    return _NON_FINITE[value] if isinstance(value, str) else float(value)
+
+
+def _numbers(nested):
+    """Nested lists written by plain() with the non-finite strings turned back."""
+    if isinstance(nested, list):
+        return [_numbers(item) for item in nested]
+    if isinstance(nested, str) and nested not in _NON_FINITE:
+        return nested   # a name (an array of joint names)
+    return number(nested)
+
+
+def array(values) -> np.ndarray | None:
+    """A float64 array written by plain() (None stays None)."""
+    return None if values is None else np.array(_numbers(values), dtype=float)
+
+
+def typed(value) -> dict:
+    """A sample value with its kind, so a replay rebuilds it exactly: an array with its dtype
+    and shape, a list (of joint names, say) or a scalar."""
+    if isinstance(value, np.ndarray):
+        return {'array': plain(value), 'dtype': str(value.dtype)}
+    if isinstance(value, (list, tuple)):
+        return {'list': plain(list(value))}
+    return {'value': plain(value)}
+
+
+def untyped(record: dict):
+    """The value typed() wrote."""
+    if 'array' in record:
+        return np.array(_numbers(record['array']), dtype=record['dtype'])
+    if 'list' in record:
+        return _numbers(record['list'])
+    return record['value'] if isinstance(record['value'], str) and (
+        record['value'] not in _NON_FINITE) else number(record['value'])
+
+
+def sample_from(record: dict) -> Sample:
+    """The Sample of a logged put, as it was put."""
+    return Sample({name: untyped(value) for name, value in record['values'].items()},
+                  number(record['stamp_s']), number(record['received_s']))
+
+
+class RecordingRuntime:
+    """A Runtime whose put, step, enable, disable and estop are also logged to a recorder
+    (everything else is the runtime's own)."""
+
+    def __init__(self, runtime, recorder: Recorder):
+        """Register the three channels."""
+        self.runtime, self.recorder = runtime, recorder
+        self._put = recorder.channel(json_channel(PUT_TOPIC, 'sim2real/Put', {
+            'stream': {'type': 'string'}, 'stamp_s': _NUMBER, 'received_s': _NUMBER,
+            'values': {'type': 'object'}}))
+        self._tick = recorder.channel(json_channel(TICK_TOPIC, 'sim2real/Tick', {
+            'now_s': _NUMBER, 'command': _ARRAY, 'state': {'type': 'string'},
+            'reason': {'type': 'string'}, 'inference_s': _NUMBER, 'action': _ARRAY,
+            'observation': _ARRAY}))
+        self._call = recorder.channel(json_channel(CALL_TOPIC, 'sim2real/Call', {
+            'call': {'type': 'string'}, 'now_s': _NUMBER, 'ok': {'type': 'boolean'},
+            'message': {'type': 'string'}}))
+
+    def __getattr__(self, name):
+        """The runtime's attributes (state, params, contract, store, ...)."""
+        return getattr(self.runtime, name)
+
+    def put(self, stream: str, sample: Sample) -> None:
+        """Runtime.put, logged with the sample as received."""
+        self.runtime.put(stream, sample)
+        values = sample.values if isinstance(sample.values, dict) else {}
+        self.recorder.write_json(self._put, {
+            'stream': stream, 'stamp_s': plain(sample.stamp_s),
+            'received_s': plain(sample.received_s),
+            'values': {str(k): typed(v) for k, v in values.items()}}, time.time_ns())
+
+    def step(self, now_s: float):
+        """Runtime.step, logged with what it decided."""
+        result = self.runtime.step(now_s)
+        self.recorder.write_json(self._tick, {
+            'now_s': plain(now_s), 'command': plain(result.command), 'state': result.state,
+            'reason': result.reason, 'inference_s': plain(result.inference_s),
+            'action': plain(result.action), 'observation': plain(result.observation)},
+            time.time_ns())
+        return result
+
+    def enable(self, now_s: float) -> tuple[bool, str]:
+        """Runtime.enable, logged with its answer."""
+        ok, message = self.runtime.enable(now_s)
+        self._log_call('enable', now_s, ok, message)
+        return ok, message
+
+    def disable(self, now_s: float) -> None:
+        """Runtime.disable, logged."""
+        self.runtime.disable(now_s)
+        self._log_call('disable', now_s, True, '')
+
+    def estop(self, now_s: float) -> None:
+        """Runtime.estop, logged."""
+        self.runtime.estop(now_s)
+        self._log_call('estop', now_s, True, '')
+
+    def _log_call(self, call: str, now_s: float, ok: bool, message: str) -> None:
+        """One call record."""
+        self.recorder.write_json(self._call, {'call': call, 'now_s': plain(now_s), 'ok': ok,
+                                              'message': message}, time.time_ns())

@@ -1,0 +1,113 @@
+"""Replay of a runtime log: the logged puts, ticks and calls fed to a fresh Runtime decide
+exactly what the logged one decided (commands, actions, observations, latches), for a
+quadrotor and a joint robot, through NaN and stale faults; another policy is compared."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sim2real.deploy.record.reader import read_log
+from sim2real.deploy.record.replay import max_abs_diff, replay
+from sim2real.deploy.record.runtime_log import RecordingRuntime
+from sim2real.deploy.record.writer import Recorder, RecorderCfg
+from sim2real.deploy.runtime import Runtime, Sample
+from sim2real.export.onnx_policy import export_onnx
+from tests.deploy.conftest import tiny_policy
+
+pytestmark = pytest.mark.filterwarnings('ignore::DeprecationWarning')
+
+
+def _quadrotor_flight(runtime, rng) -> None:
+    """1.5 s at 100 Hz: odom and imu every tick with noise, armed at 0.05 s, a NaN imu at
+    1.0 s (latch), re-enabled at 1.2 s, an estop at 1.4 s."""
+    for k in range(150):
+        t = 0.01 * k
+        pos = np.array([0.0, 0.0, 1.5]) + rng.normal(0.0, 0.0005, 3)
+        runtime.put('odom', Sample({'pos_w': pos, 'quat_wxyz': np.array([1.0, 0, 0, 0]),
+                                    'lin_vel_b': rng.normal(0.0, 0.005, 3),
+                                    'ang_vel_b': rng.normal(0.0, 0.05, 3)}, t, t + 0.002))
+        gyro = np.array([np.nan, 0.0, 0.0]) if k == 100 else rng.normal(0.0, 0.05, 3)
+        runtime.put('imu', Sample({'ang_vel_b': gyro, 'lin_acc_b': np.array([0, 0, 9.81])},
+                                  t, t + 0.001))
+        if k in (5, 120):
+            runtime.enable(t + 0.003)
+        if k == 140:
+            runtime.estop(t + 0.004)
+        runtime.step(t + 0.005)
+
+
+def _joint_flight(runtime, rng) -> None:
+    """1 s at 50 Hz of a 3-joint robot whose joint states come by name in another order,
+    armed at 0.1 s; joint states stop after 0.7 s (stale latch)."""
+    for k in range(50):
+        t = 0.02 * k
+        if k < 35:
+            q = np.array([0.1, 0.2, -0.5]) + rng.normal(0.0, 0.01, 3)
+            runtime.put('joint_state', Sample({'pos_rad': q, 'vel_rad_s': rng.normal(0, .1, 3),
+                                               'names': np.array(['ankle', 'hip', 'knee'])},
+                                              t, t))
+        runtime.put('imu', Sample({'quat_wxyz': np.array([1.0, 0, 0, 0]),
+                                   'ang_vel_b': rng.normal(0.0, 0.05, 3)}, t, t))
+        if k == 5:
+            runtime.enable(t)
+        runtime.step(t + 0.001)
+
+
+FLIGHTS = {'quadrotor': ('quad_params_file', _quadrotor_flight, 150),
+           'joint robot': ('joint_params_file', _joint_flight, 50)}
+
+
+def _record(tmp_path, params_file, flight):
+    """Fly a recording runtime; the log read back."""
+    recorder = Recorder(RecorderCfg(tmp_path))
+    runtime = RecordingRuntime(Runtime.from_files(None, params_file), recorder)
+    flight(runtime, np.random.default_rng(0))
+    stats = recorder.close()
+    assert stats.dropped == 0
+    log = read_log(stats.files[0])
+    assert log.damage is None
+    return log
+
+
+@pytest.mark.parametrize('robot', FLIGHTS)
+def test_replay_of_the_same_policy_decides_exactly_the_same(robot, tmp_path, request):
+    """Every command, action and observation equal to the last bit; the latches (NaN,
+    stale, estop) at the same ticks; every enable answered the same."""
+    fixture, flight, ticks = FLIGHTS[robot]
+    params_file = request.getfixturevalue(fixture)
+    log = _record(tmp_path, params_file, flight)
+    result = replay(log, Runtime.from_files(None, params_file))
+    assert result.ticks == ticks
+    assert (result.max_abs_command_diff, result.max_abs_action_diff,
+            result.max_abs_observation_diff) == (0.0, 0.0, 0.0)
+    assert result.first_state_mismatch_tick is None and result.call_mismatches == []
+    reasons = {reason.split(':')[0] for _, reason in result.states if reason}
+    assert reasons >= ({'nan', 'estop'} if robot == 'quadrotor' else {'stale'})
+    assert {'active', 'fallback'} <= {state for state, _ in result.states}
+
+
+def test_replay_with_another_policy_shows_what_it_would_have_commanded(
+        tmp_path, quad_params_file, quad_contract, write_params):
+    """A policy with other weights on the same data: its commands differ while armed and
+    are the same off and in the fallback (the safety chain's, not the policy's)."""
+    log = _record(tmp_path, quad_params_file, _quadrotor_flight)
+    other = export_onnx(tiny_policy(quad_contract.observation_size, quad_contract.action.size,
+                                    seed=1), quad_contract, tmp_path / 'other.onnx')
+    result = replay(log, Runtime.from_files(None, write_params({'policy_file': str(other)})))
+    assert result.max_abs_command_diff > 1e-3 and result.max_abs_action_diff > 1e-3
+    for (state, _), logged, replayed in zip(result.states, result.logged_commands,
+                                            result.replayed_commands):
+        if state == 'inactive':
+            np.testing.assert_array_equal(logged, replayed)
+
+
+def test_differences_count_nan_and_shape_changes():
+    """NaN against NaN is no difference; NaN against a number, another shape or a missing
+    array is an infinite one."""
+    nan = float('nan')
+    assert max_abs_diff(np.array([nan, 1.0]), np.array([nan, 1.5])) == 0.5
+    assert max_abs_diff(np.array([nan]), np.array([0.0])) == float('inf')
+    assert max_abs_diff(np.array([1.0, 2.0]), np.array([1.0])) == float('inf')
+    assert max_abs_diff(None, np.array([1.0])) == float('inf')
+    assert max_abs_diff(np.array([np.inf]), np.array([np.inf])) == 0.0
