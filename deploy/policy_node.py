@@ -44,6 +44,7 @@ from sim2real.contract import ContractError
 from sim2real.deploy import ros_msgs
 from sim2real.deploy.loop_stats import LoopStats
 from sim2real.deploy.node_params import check_overrides
+from sim2real.deploy.record.node_recorder import NodeRecorder
 from sim2real.deploy.robots import ros_io_of
 from sim2real.deploy.runtime import ParamError, Runtime, Sample, parameter_defaults
 from sim2real.deploy.runtime.params import params_class
@@ -74,7 +75,11 @@ class PolicyNode(Node):
         super().__init__(NODE_NAME)
         robot = self.declare_parameter('robot', '').value   # required: a registered robot
         values = self._declare_all(declared_parameters(robot))
-        self._runtime = self.runtime = Runtime.from_values(values)
+        runtime = Runtime.from_values(values)
+        self._recorder = (NodeRecorder(values, runtime, self.get_name())
+                          if runtime.params.record else None)
+        self._runtime = self.runtime = (self._recorder.runtime if self._recorder is not None
+                                        else runtime)
         params = self._runtime.params
         self._stats = LoopStats(self._runtime.rate_hz)
         self._state = ''
@@ -91,6 +96,9 @@ class PolicyNode(Node):
             f'policy {params.policy_file} ({self._runtime.contract.task}) at '
             f'{self._runtime.rate_hz:g} Hz, command {params.command_interface} on '
             f'{self._io.command_topic}; call {self.get_name()}/enable to arm')
+        if self._recorder is not None:
+            self.get_logger().info(f'recording to {self._recorder.recorder.cfg.folder} '
+                                   '(parameter record: false switches it off)')
 
     def _declare_all(self, defaults: dict) -> dict:
         """Declare every parameter with its typed default; reject overrides nobody declared."""
@@ -113,7 +121,11 @@ class PolicyNode(Node):
         """A runtime stream from topic: to_values(msg) -> (values, stamp_s), aged by DDS
         arrival; sensor_qos (best effort, and counted in the observation age) or the
         default QoS (an occasional stream such as a setpoint)."""
+        resolved = self.resolve_topic_name(topic)
+
         def callback(msg, info):
+            if self._recorder is not None:
+                self._recorder.message(resolved, msg, info)
             self._put(stream, *to_values(msg), info)
         if not sensor_qos:
             self.create_subscription(msg_type, topic, callback, 10)
@@ -124,7 +136,11 @@ class PolicyNode(Node):
 
     def subscribe_command(self, msg_type, topic: str, to_values, stream: str) -> None:
         """An operator stream without a stamp (a Twist): its arrival time is its stamp."""
+        resolved = self.resolve_topic_name(topic)
+
         def callback(msg, info):
+            if self._recorder is not None:
+                self._recorder.message(resolved, msg, info)
             received_s = ros_msgs.arrival_steady_s(info)
             self._runtime.put(stream, Sample(to_values(msg), received_s, received_s))
         self.create_subscription(msg_type, topic, callback, 10)
@@ -175,9 +191,17 @@ class PolicyNode(Node):
         status.values.append(KeyValue(key='safety_state', value=self._state))
         status.values += [KeyValue(key=key, value=f'{value:.4g}')
                           for key, value in self._io.diagnostics().items()]
+        if self._recorder is not None:
+            status.values += [KeyValue(key=key, value=f'{value:.0f}')
+                              for key, value in self._recorder.diagnostics().items()]
         msg = DiagnosticArray(status=[status])
         msg.header.stamp = self.get_clock().now().to_msg()
         self._diag_pub.publish(msg)
+
+    def close_recorder(self) -> None:
+        """Write what the recorder holds and finish its file."""
+        if self._recorder is not None:
+            self._recorder.close()
 
     # -- services ---------------------------------------------------------------------
     def _on_enable(self, request: SetBool.Request, response: SetBool.Response):
@@ -220,6 +244,7 @@ def main(args=None) -> int:
         except (KeyboardInterrupt, ExternalShutdownException):
             pass
         finally:
+            node.close_recorder()
             node.destroy_node()
     finally:
         rclpy.try_shutdown()

@@ -25,7 +25,20 @@ class ParamError(ValueError):
 
 
 @dataclass
-class JointParams:
+class RecordParams:
+    """The flight recorder's parameters (every robot's node has them)."""
+
+    record: bool = True
+    """Log what the node received and decided to MCAP (sim2real.deploy.record); false: no
+    log."""
+    record_dir: str = ''
+    """Folder of the logs; '': $ROS_HOME/sim2real/flights ($ROS_HOME defaults to ~/.ros)."""
+    record_max_file_mb: float = 512.0
+    """A log file past this size is finished and the next one started [MiB]."""
+
+
+@dataclass
+class JointParams(RecordParams):
     """Parameters of the generic joint chain's policy node; per-joint lists follow
     joint_names. A robot's params inherit these and its parts' (`parts.py`)."""
 

@@ -65,6 +65,8 @@ class Runtime:
         self.contract, self.params, self.policy = contract, params, policy
         self.robot_model = robot_model
         """Pinocchio model of the URDF (None when built without one)."""
+        self.urdf_path = urdf_path
+        """The URDF checked against the contract (None when built without one)."""
         self.builder = ObservationBuilder(contract)
         policy.check_sizes(contract)
         self.integrator = make_integrator(contract, action_history_length(contract))

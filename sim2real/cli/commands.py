@@ -195,12 +195,43 @@ def cmd_robustness(args: argparse.Namespace) -> int:
                         robustness_verdict_text(report))
 
 
+REPLAY_TOLERANCE = 1e-6
+"""Largest |command difference| a replay of the same policy may show (float round-off)."""
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Re-run a flight log through a fresh runtime; judge (same policy) or compare."""
+    import tempfile
+    from sim2real.cli.views import replay_verdict, replay_view
+    from sim2real.deploy.record.rebuild import read_logs, rebuild_runtime
+    from sim2real.deploy.record.replay import replay
+    if not getattr(args, 'verbose', False):   # the replayed latches were logged when flown
+        logging.getLogger('sim2real.deploy.runtime').setLevel(logging.ERROR)
+    contents = read_logs(args.log)
+    if contents.damage:
+        log.warning('%s is damaged or cut short: %s', args.log, contents.damage)
+    with tempfile.TemporaryDirectory(prefix='sim2real-replay-') as workdir:
+        rebuilt = rebuild_runtime(contents, Path(workdir), args.policy)
+        result = replay(contents, rebuilt.runtime)
+    summary = {'log': str(args.log), 'same_policy': rebuilt.same_policy,
+               'policy_sha256': rebuilt.policy_sha256,
+               'logged_policy_sha256': rebuilt.logged_policy_sha256,
+               'damage': contents.damage, **result.summary()}
+    if args.json:
+        write_json(summary)
+    else:
+        write(replay_view(summary))
+    passed, text = replay_verdict(summary, REPLAY_TOLERANCE)
+    return verdict_line('replay', passed, text)
+
+
 def cmd_hil(args: argparse.Namespace) -> int:
     """Fly a policy through the ROS 2 node against the simulated robot, with faults."""
     from sim2real.cli.views import hil_verdict_text, hil_view
     from sim2real.hil.runner import run_hil
     result = run_hil(args.robot, args.policy, duration_s=args.duration, faults=args.faults,
-                     params_file=args.params, log_dir=args.log_dir, expect=args.expect)
+                     params_file=args.params, log_dir=args.log_dir, expect=args.expect,
+                     record=args.record)
     if args.json:
         write_json(result)
     else:

@@ -203,12 +203,24 @@ def _add_judges(sub, common) -> None:
                    help='parameter file of both nodes (default config/<robot>.yaml)')
     p.add_argument('--log-dir', default=None,
                    help='folder for the logs of both nodes (default: a new temporary folder)')
+    p.add_argument('--record', default=None, metavar='DIR',
+                   help="the node's flight recorder writes MCAP logs to DIR/policy_node "
+                        '(`sim2real replay` re-runs them); default: no recording')
     p.add_argument('--expect', action='append', default=[], type=floor, metavar='METRIC>=X',
                    help='a floor on a figure of the nominal run (or METRIC<=X), added to the '
                         "robot's or replacing its floor or error bound on that metric; "
                         'repeatable, e.g. rotation_rad_per_10s>=6.4 for 80 %% of an eval '
                         'figure of 8, or lin_vel_error_mps<=0.2 for a policy that walks less '
                         'precisely than the 0.15 m/s bound')
+    _json_flag(p)
+
+    p = _verb(sub, 'replay', "re-run a flight log (the node's MCAP recording) through a fresh "
+              'runtime: the same decisions to the last bit, or what another policy would have '
+              'commanded', common, commands.cmd_replay)
+    p.add_argument('log', help='a .mcap flight log, or a folder of them (one recording)')
+    p.add_argument('--policy', default=None,
+                   help='replay with this policy.onnx instead of the logged one (a '
+                        'comparison, not a verdict)')
     _json_flag(p)
 
 

@@ -6,7 +6,8 @@ from sim2real.cli.output import metrics_table, scalars, table
 
 EVAL_CONTEXT = ('task', 'policy', 'source', 'checkpoint', 'seed', 'randomization', 'backend',
                 'device', 'verdict', 'warnings', 'video')
-HIL_CONTEXT = ('robot', 'policy', 'domain_id', 'logs', 'nominal_floors', 'faults', 'verdict')
+HIL_CONTEXT = ('robot', 'policy', 'domain_id', 'logs', 'nominal_floors', 'faults', 'verdict',
+               'records')
 TRAIN_HIDDEN = ('segments',)
 MAX_FAILING_POINTS = 10
 """Failing robustness points listed by name (robustness.json holds all)."""
@@ -31,9 +32,11 @@ def hil_view(result: dict) -> str:
             f'node logs in {result["logs"]})')
     rows = [(s['name'], _expectation(s['line']), 'pass' if s['passed'] else 'FAIL',
              s['line'].partition(': ')[2]) for s in result['verdict']['scenarios']]
-    return '\n'.join([head, '', metrics_table(result, result['nominal_floors'], HIL_CONTEXT),
-                      '', table(rows, ('scenario', 'expected', 'result', 'detail'),
-                                wrap_last=True)])
+    lines = [head, '', metrics_table(result, result['nominal_floors'], HIL_CONTEXT), '',
+             table(rows, ('scenario', 'expected', 'result', 'detail'), wrap_last=True)]
+    if result.get('records'):
+        lines += ['', 'flight records (sim2real replay FILE): ' + ', '.join(result['records'])]
+    return '\n'.join(lines)
 
 
 def _expectation(line: str) -> str:
@@ -86,6 +89,45 @@ def robustness_verdict_text(report: dict) -> str:
         return f'pass: {total} of {total} points meet their floors'
     kinds = ', '.join(f'{kind} {count}' for kind, count in failed.items())
     return f'FAIL: {sum(failed.values())} of {total} points miss their floors: {kinds}'
+
+
+def replay_view(summary: dict) -> str:
+    """What was replayed and how the decisions compare."""
+    which = ('the logged policy' if summary['same_policy'] else
+             f'another policy ({summary["policy_sha256"][:12]}; logged '
+             f'{summary["logged_policy_sha256"][:12]})')
+    rows = [(key, summary[key]) for key in (
+        'ticks', 'max_abs_command_diff', 'max_abs_action_diff', 'max_abs_observation_diff',
+        'first_state_mismatch_tick', 'first_state_mismatch')]
+    lines = [f'replay {summary["log"]} with {which}', '', table(rows, ('figure', 'value'))]
+    for text in summary['call_mismatches']:
+        lines.append(f'enable answered otherwise: {text}')
+    if summary['damage']:
+        lines.append(f'log cut short: {summary["damage"]}')
+    return '\n'.join(lines)
+
+
+def replay_verdict(summary: dict, tolerance: float) -> tuple[bool, str]:
+    """Same policy: pass when every command is within tolerance and every state, latch and
+    enable answer is the same (FAIL naming what differs); another policy: a comparison."""
+    if summary['ticks'] == 0:
+        return False, 'FAIL: the log holds no control tick'
+    if not summary['same_policy']:
+        return True, (f'compared: another policy would have commanded up to '
+                      f'{summary["max_abs_command_diff"]:.4g} off the logged commands over '
+                      f'{summary["ticks"]} ticks')
+    failed = []
+    if not summary['max_abs_command_diff'] <= tolerance:
+        failed.append(f'commands differ by up to {summary["max_abs_command_diff"]:.4g} '
+                      f'(> {tolerance:g})')
+    if summary['first_state_mismatch_tick'] is not None:
+        failed.append(f'state differs first at {summary["first_state_mismatch"]}')
+    if summary['call_mismatches']:
+        failed.append(f'{len(summary["call_mismatches"])} enable answers differ')
+    if failed:
+        return False, 'FAIL: ' + '; '.join(failed)
+    return True, (f'pass: {summary["ticks"]} ticks decided again exactly (commands within '
+                  f'{summary["max_abs_command_diff"]:.3g}, every state and latch the same)')
 
 
 def train_view(summary: dict, run_dir: str) -> str:

@@ -63,8 +63,12 @@ def select_faults(robot: str, spec: str, node: dict, bridge: dict, contract=None
 
 def run_hil(robot: str, policy: str | Path, duration_s: float = 10.0, faults: str = 'all',
             params_file: str | Path | None = None, log_dir: str | Path | None = None,
-            scenario: dict | None = None, expect: Sequence[Floor] = ()) -> dict:
+            scenario: dict | None = None, expect: Sequence[Floor] = (),
+            record: str | Path | None = None) -> dict:
     """Run the HIL scenarios for robot with an exported policy; the result as a dict.
+
+    record: a folder for the node's flight recorder (RECORD/policy_node); None: the node
+    does not record.
 
     scenario: overrides of the robot's Scenario timing (e.g. fault_settle_s).
     expect: floors on the nominal run's figures, added to the robot's (or replacing the
@@ -86,7 +90,8 @@ def run_hil(robot: str, policy: str | Path, duration_s: float = 10.0, faults: st
         NodeProcess('sim_bridge', node_command('sim2real.deploy.sim_bridge', params, {}),
                     env, log_dir / 'sim_bridge.log'),
         NodeProcess('policy_node', node_command('sim2real.deploy.policy_node', params,
-                                                {'policy_file': str(policy)}),
+                                                {'policy_file': str(policy),
+                                                 **record_overrides(record)}),
                     env, log_dir / 'policy_node.log'),
     ]
     log.info('hil %s: starting sim_bridge and policy_node (logs in %s), then %d scenarios: '
@@ -99,7 +104,17 @@ def run_hil(robot: str, policy: str | Path, duration_s: float = 10.0, faults: st
         for proc in procs:
             proc.stop()
     result.update(robot=robot, policy=str(policy), domain_id=domain, logs=str(log_dir))
+    if record is not None:
+        result['records'] = sorted(str(p) for p in (Path(record) / 'policy_node').glob(
+            '*.mcap'))
     return result
+
+
+def record_overrides(record: str | Path | None) -> dict[str, str]:
+    """The node parameters that make it record to RECORD/policy_node, or not at all."""
+    if record is None:
+        return {'record': 'false'}
+    return {'record': 'true', 'record_dir': str(Path(record).resolve() / 'policy_node')}
 
 
 STALL_ATTEMPTS = 5

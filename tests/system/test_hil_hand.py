@@ -156,7 +156,8 @@ def hand_nodes(run: Path, seed: int, node_overrides: dict):
     procs = [NodeProcess('sim_bridge', node_command('sim2real.deploy.sim_bridge', CONFIG, {}),
                          env, run / 'bridge.log'),
              NodeProcess('policy_node', node_command('sim2real.deploy.policy_node', CONFIG, {
-                 'policy_file': str(run / 'policy.onnx'), **node_overrides}),
+                 'policy_file': str(run / 'policy.onnx'), 'record': 'false',
+                 **node_overrides}),
                  env, run / 'node.log')]
     context = Context()
     rclpy.init(context=context, domain_id=domain)

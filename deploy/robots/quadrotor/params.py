@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sim2real.deploy.runtime.params import RecordParams
+
 
 @dataclass
-class QuadrotorParams:
+class QuadrotorParams(RecordParams):
     """Parameters of the quadrotor policy node (config/quadrotor.yaml, section policy_node)."""
 
     policy_file: str = ''

@@ -111,3 +111,42 @@ def test_differences_count_nan_and_shape_changes():
     assert max_abs_diff(np.array([1.0, 2.0]), np.array([1.0])) == float('inf')
     assert max_abs_diff(None, np.array([1.0])) == float('inf')
     assert max_abs_diff(np.array([np.inf]), np.array([np.inf])) == 0.0
+
+
+def _node_log(tmp_path, params_file):
+    """A quadrotor flight recorded as the node records it (NodeRecorder), read back."""
+    import dataclasses
+    from sim2real.deploy.record.node_recorder import NodeRecorder
+    runtime = Runtime.from_files(None, params_file)
+    values = dataclasses.asdict(runtime.params)
+    values['record_dir'] = str(tmp_path / 'flights')
+    runtime.params.record_dir = values['record_dir']
+    node = NodeRecorder(values, runtime, 'policy_node')
+    _quadrotor_flight(node.runtime, np.random.default_rng(1))
+    node.close()
+    (path,) = (tmp_path / 'flights').glob('quadrotor_*.mcap')
+    return read_log(path)
+
+
+def test_the_node_log_rebuilds_its_runtime_from_its_attachments(tmp_path, quad_params_file):
+    """Parameters, policy and URDF come back from the log alone and replay exactly; the
+    metadata names the policy's and the URDF's SHA-256; an attached policy that does not
+    hash to the logged digest is refused naming both."""
+    import hashlib
+    from sim2real.deploy.record.rebuild import rebuild_runtime
+    log = _node_log(tmp_path, quad_params_file)
+    meta = log.metadata['sim2real']
+    assert set(log.attachments) == {'params.yaml', 'contract.json', 'policy.onnx',
+                                    'robot.urdf'}
+    assert meta['policy_sha256'] == hashlib.sha256(log.attachments['policy.onnx']).hexdigest()
+    assert meta['urdf_sha256'] == hashlib.sha256(log.attachments['robot.urdf']).hexdigest()
+    rebuilt = rebuild_runtime(log, tmp_path / 'work')
+    assert rebuilt.same_policy
+    result = replay(log, rebuilt.runtime)
+    assert result.ticks == 150 and result.max_abs_command_diff == 0.0
+    assert result.first_state_mismatch_tick is None
+    log.attachments['policy.onnx'] += b'\0'
+    altered = hashlib.sha256(log.attachments['policy.onnx']).hexdigest()
+    with pytest.raises(ValueError, match=f'hashes to {altered}, the log says the node ran '
+                                         f'{meta["policy_sha256"]}'):
+        rebuild_runtime(log, tmp_path / 'work2')

@@ -13,6 +13,7 @@ from sim2real.deploy.runtime import (
     load_params, parameter_defaults, ParamError, read_policy_contract, Runtime)
 
 SPEC_POLICY_NODE = {
+    'record': True, 'record_dir': '', 'record_max_file_mb': 512.0,
     'policy_file': '', 'robot': 'quadrotor', 'urdf_file': 'quadrotor', 'rate_hz': 100.0,
     'command_interface': 'cmd_vel_legacy', 'odom_topic': 'odom', 'imu_topic': 'imu',
     'setpoint_topic': 'setpoint', 'command_topic': 'cmd_vel_legacy',

@@ -1,0 +1,86 @@
+"""The policy node's flight recorder: each ROS message the node receives on its own topic
+(CDR, as received), the runtime's calls (RecordingRuntime), and as metadata and
+attachments what a replay needs to rebuild the node: parameters, contract, policy, URDF."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+import time
+
+import yaml
+
+from sim2real import __version__
+from sim2real.deploy.record.msgdefs import type_name
+from sim2real.deploy.record.runtime_log import RecordingRuntime
+from sim2real.deploy.record.writer import Recorder, RecorderCfg, ros2_channel
+
+METADATA = 'sim2real'
+"""Name of the metadata record: robot, task, files and their SHA-256, version."""
+ATTACHMENTS = ('params.yaml', 'contract.json', 'policy.onnx', 'robot.urdf')
+"""The files a replay rebuilds the node from."""
+
+
+def default_folder() -> Path:
+    """$ROS_HOME/sim2real/flights ($ROS_HOME: ~/.ros unless set)."""
+    return Path(os.environ.get('ROS_HOME', Path.home() / '.ros')) / 'sim2real' / 'flights'
+
+
+def _sha256(data: bytes) -> str:
+    """Hex SHA-256 of bytes."""
+    return hashlib.sha256(data).hexdigest()
+
+
+class NodeRecorder:
+    """A recorder of one policy node (see the module docstring)."""
+
+    def __init__(self, values: dict, runtime, node_name: str):
+        """Start recording: values are the node's parameters, runtime its Runtime."""
+        params = runtime.params
+        policy = Path(params.policy_file).read_bytes()
+        urdf_path = Path(runtime.urdf_path) if getattr(runtime, 'urdf_path', None) else None
+        urdf = urdf_path.read_bytes() if urdf_path is not None else b''
+        metadata = {
+            'robot': params.robot, 'task': runtime.contract.task, 'node': node_name,
+            'version': __version__, 'policy_file': str(params.policy_file),
+            'policy_sha256': _sha256(policy), 'urdf_file': str(urdf_path or ''),
+            'urdf_sha256': _sha256(urdf) if urdf else '', 'rate_hz': f'{runtime.rate_hz:g}',
+            'started_unix_ns': str(time.time_ns())}
+        params_yaml = yaml.safe_dump({node_name: {'ros__parameters': dict(values)}},
+                                     sort_keys=False)
+        attachments = {
+            'params.yaml': params_yaml.encode(),
+            'contract.json': runtime.contract.to_json().encode(), 'policy.onnx': policy}
+        if urdf:
+            attachments['robot.urdf'] = urdf
+        folder = Path(params.record_dir).expanduser() if params.record_dir else default_folder()
+        cfg = RecorderCfg(folder, prefix=params.robot,
+                          max_file_bytes=int(params.record_max_file_mb * 2 ** 20))
+        self.recorder = Recorder(cfg, {METADATA: metadata}, attachments)
+        self.runtime = RecordingRuntime(runtime, self.recorder)
+        self._channels: dict[str, int] = {}
+
+    def message(self, topic: str, msg, info: dict | None = None) -> None:
+        """One received ROS message on its topic: log time its DDS arrival (system clock),
+        publish time its header stamp when it has one."""
+        from rclpy.serialization import serialize_message
+        if topic not in self._channels:
+            self._channels[topic] = self.recorder.channel(
+                ros2_channel(topic, type_name(type(msg))))
+        received_ns = int((info or {}).get('received_timestamp') or time.time_ns())
+        stamp = getattr(getattr(msg, 'header', None), 'stamp', None)
+        published_ns = (stamp.sec * 1_000_000_000 + stamp.nanosec if stamp is not None
+                        else received_ns)
+        self.recorder.write(self._channels[topic], serialize_message(msg), received_ns,
+                            published_ns)
+
+    def diagnostics(self) -> dict[str, float]:
+        """Records written and dropped, files started."""
+        stats = self.recorder.stats
+        return {'record_written': float(stats.written), 'record_dropped': float(stats.dropped),
+                'record_files': float(len(stats.files))}
+
+    def close(self) -> None:
+        """Write what is queued and finish the file."""
+        self.recorder.close()
