@@ -18,6 +18,8 @@ import time
 
 import pytest
 
+from tests.system.replay_check import assert_replays_exactly
+
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / 'config' / 'hand.yaml'
 SHIPPED = ROOT / 'policies' / 'hand_rotate.onnx'
@@ -108,13 +110,15 @@ def test_the_shipped_policy_passes_its_eval_as_its_card_says():
 def test_the_shipped_policy_turns_the_cube_through_node_and_bridge(tmp_path):
     """policies/hand_rotate.onnx through node and bridge (`sim2real hil hand --faults all`):
     the cube turns at >= 80 % of the file's eval figure (its card) and stays on the palm,
-    every fault ends safe within 2 ticks, zero limit violations (exit status 0)."""
+    every fault ends safe within 2 ticks, zero limit violations (exit status 0); the
+    recorded flight replays to the same commands and latches (`sim2real replay`)."""
     if not SHIPPED.is_file():
         pytest.skip(f'{SHIPPED.name} is not shipped yet')
     floor = round(0.8 * SHIPPED_EVAL_ROTATION_RAD_PER_10S, 2)
     out = subprocess.run([sys.executable, '-m', 'sim2real.cli.main', 'hil', 'hand', '--policy',
                           str(SHIPPED), '--faults', 'all', '--log-dir', str(tmp_path),
-                          '--expect', f'rotation_rad_per_10s>={floor}', '--json'],
+                          '--expect', f'rotation_rad_per_10s>={floor}', '--json',
+                          '--record', str(tmp_path / 'rec')],
                          capture_output=True, text=True, timeout=400, cwd=ROOT)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
@@ -122,6 +126,7 @@ def test_the_shipped_policy_turns_the_cube_through_node_and_bridge(tmp_path):
     assert result['limit_violations'] == 0, result
     for name, outcome in result['faults'].items():
         assert outcome['recovered_safe'] and outcome['ticks_to_safe'] <= 2, (name, outcome)
+    assert_replays_exactly(tmp_path / 'rec' / 'policy_node')
 
 
 def _trained_holding_policy(tmp_path_factory, task: str) -> Path:

@@ -16,6 +16,8 @@ import sys
 import pytest
 import yaml
 
+from tests.system.replay_check import assert_replays_exactly
+
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / 'policies' / 'quadruped_flat.onnx'
 CONFIG = ROOT / 'config' / 'quadruped.yaml'
@@ -25,14 +27,15 @@ FAULTS = {'drop', 'delay', 'frozen_joint_states', 'frozen_imu', 'nan_joint_state
 
 
 def _run_hil(policy: Path, params: Path, logs: Path, duration_s: float, scenario: dict,
-             timeout_s: float, faults: str = 'all') -> dict:
-    """run_hil('quadruped', ...) in a fresh process; its result dict."""
+             timeout_s: float, faults: str = 'all', record: Path | None = None) -> dict:
+    """run_hil('quadruped', ...) in a fresh process (record: the flight recorder's
+    folder); its result dict."""
     code = ('import json, sys; from sim2real.hil.runner import run_hil; '
             'print(json.dumps(run_hil("quadruped", sys.argv[1], duration_s=float(sys.argv[2]), '
             'params_file=sys.argv[3], log_dir=sys.argv[4], scenario=json.loads(sys.argv[5]), '
-            'faults=sys.argv[6])))')
+            'faults=sys.argv[6], record=sys.argv[7] or None)))')
     out = subprocess.run([sys.executable, '-c', code, str(policy), str(duration_s), str(params),
-                          str(logs), json.dumps(scenario), faults],
+                          str(logs), json.dumps(scenario), faults, str(record or '')],
                          capture_output=True, text=True, timeout=timeout_s, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -92,10 +95,13 @@ def test_the_node_keeps_its_rate_and_reports_timing(plumbing):
 def test_shipped_policy_walks_at_half_a_metre_per_second(tmp_path):
     """policies/quadruped_flat.onnx walks 10 s at 0.5 m/s: no fall, lin_vel_error <= 0.15,
     the node's leg odometry within 0.1 m/s of the true forward velocity on average (0.047
-    measured); the base dragged at 3 m/s trips the 'leg_odometry' latch."""
+    measured); the base dragged at 3 m/s trips the 'leg_odometry' latch. The flight,
+    recorded, replays to the same commands and latches (`sim2real replay`)."""
     if not SHIPPED.is_file():
         pytest.skip(f'{SHIPPED.name} is not shipped yet: an untrained policy cannot walk')
-    result = _run_hil(SHIPPED, CONFIG, tmp_path, 10.0, {}, timeout_s=400)
+    result = _run_hil(SHIPPED, CONFIG, tmp_path, 10.0, {}, timeout_s=400,
+                      record=tmp_path / 'rec')
+    assert_replays_exactly(tmp_path / 'rec' / 'policy_node')
     assert not result['fell'], result
     assert result['lin_vel_error_mps'] <= 0.15, result
     assert result['leg_odometry_vx_error_m_s'] <= 0.1, result

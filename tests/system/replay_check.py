@@ -1,0 +1,20 @@
+"""A recorded flight's exact replay, checked through the real CLI (shared by the HIL tests)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.system.test_cli import json_line, run_cli
+
+
+def assert_replays_exactly(folder: Path) -> dict:
+    """`sim2real replay FOLDER --json`: same policy, every command, action and observation
+    within 1e-6, no state, latch or enable answer different; the summary."""
+    proc = run_cli('replay', folder, '--json', cwd=folder)
+    result = json_line(proc.stdout)
+    assert result['same_policy'] and result['ticks'] > 100 and result['damage'] is None
+    assert result['max_abs_command_diff'] <= 1e-6 and result['max_abs_action_diff'] <= 1e-6
+    assert result['max_abs_observation_diff'] <= 1e-6
+    assert result['first_state_mismatch_tick'] is None and result['call_mismatches'] == []
+    assert 'verdict replay: pass: ' in proc.stderr
+    return result
