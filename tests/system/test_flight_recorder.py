@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from sim2real.deploy.record.reader import decode, read_log
+from tests.system.replay_check import assert_replays_exactly
 from tests.system.test_cli import json_line, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,3 +75,42 @@ def test_a_log_cut_short_replays_up_to_the_cut_and_says_where(flight, tmp_path):
     assert 'is damaged or cut short' in proc.stderr
     assert result['ticks'] > 100 and result['max_abs_command_diff'] <= 1e-6
     assert result['first_state_mismatch_tick'] is None
+
+
+@pytest.mark.slow
+def test_a_node_killed_with_sigkill_leaves_a_log_read_to_within_a_second(tmp_path):
+    """policy_node recording the quadrotor bridge's odometry and IMU, killed with SIGKILL
+    after about 4 s: its log reads up to a message that arrived at most 1 s before the kill,
+    says where it stopped, and what it holds replays exactly."""
+    import os
+    import signal
+    import time
+    from sim2real.hil.processes import (
+        node_command, NodeProcess, private_domain_id, ros_environment)
+    params = ROOT / 'config' / 'quadrotor.yaml'
+    env = ros_environment(private_domain_id(os.getpid() + 17))
+    record = tmp_path / 'rec'
+    procs = [NodeProcess('sim_bridge', node_command('sim2real.deploy.sim_bridge', params, {}),
+                         env, tmp_path / 'bridge.log'),
+             NodeProcess('policy_node', node_command('sim2real.deploy.policy_node', params, {
+                 'policy_file': str(POLICY), 'record_dir': str(record)}),
+                 env, tmp_path / 'node.log')]
+    try:
+        deadline = time.monotonic() + 60.0
+        while time.monotonic() < deadline and not any(
+                p.stat().st_size > 200_000 for p in record.glob('*.mcap')):
+            time.sleep(0.2)   # until the node has logged some seconds of sensor data
+        time.sleep(1.0)
+        killed_ns = time.time_ns()
+        os.kill(procs[1].proc.pid, signal.SIGKILL)
+        procs[1].proc.wait(timeout=10)
+    finally:
+        for proc in procs:
+            proc.stop()
+    (path,) = list(record.glob('*.mcap'))
+    log = read_log(path)
+    assert log.damage is not None, 'a killed node cannot have finished its file'
+    sensor = [m for m in log.messages if m.topic in ('/odom', '/imu')]
+    assert len(sensor) > 200
+    assert killed_ns - sensor[-1].log_time_ns <= 1_000_000_000, log.damage
+    assert_replays_exactly(record, cut_short=True)
