@@ -238,3 +238,19 @@ def test_resume_or_new_starts_a_run_then_continues_it(tmp_path):
     both = error_line(run_cli(*_tiny(run_dir, '--resume', '--resume-or-new'), cwd=tmp_path,
                               expect=2))
     assert 'choose one' in both
+
+
+def test_hil_prints_its_figures_and_a_row_per_scenario(tmp_path):
+    """`hil` without --json: a header naming the policy and the log folder, the nominal
+    figures, one row per scenario with what it expects and its result, one verdict line."""
+    proc = run_cli('hil', 'quadrotor', '--policy', HOVER, '--faults', 'nan_imu',
+                   '--duration', '2', '--log-dir', tmp_path / 'logs', cwd=tmp_path)
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith(f'hil quadrotor: {HOVER}') and str(tmp_path / 'logs') in lines[0]
+    rows = [line.split()[:3] for line in lines]
+    assert ['metric', 'value', 'floor'] in rows and ['achieved_rate_hz'] in [r[:1] for r in rows]
+    assert ['scenario', 'expected', 'result'] in rows
+    assert ['nominal', 'fly', 'pass'] in rows and ['nan_imu', 'latch', 'pass'] in rows
+    assert '{' not in proc.stdout
+    verdicts = [line for line in proc.stderr.splitlines() if line.startswith('verdict ')]
+    assert verdicts == ['verdict hil quadrotor: pass: all 2 scenarios pass']
