@@ -5,8 +5,10 @@ Run alone: ``.venv/bin/python -m bench.deploy_loop [--policy P] [--repeats N] [-
 Measures, in order: (1) the policy on onnxruntime (1 intra-op / 1 inter-op thread) through the
 runtime's PolicyRunner, 10,000 calls back to back, then 2,000 paced at the loop rate; (2) our
 node, ``python -m sim2real.deploy.policy_node`` (config/quadrotor.yaml, rate_hz 500) armed
-through ``/policy_node/enable``: its /diagnostics figures (statistics restart at enable);
-(3) the anchor, bench/plain_node.py on a MultiThreadedExecutor; (4) a control: the anchor on a
+through ``/policy_node/enable``: its /diagnostics figures (statistics restart at enable),
+without its flight recorder and then with it (``record: true``; its written and dropped
+records too: the recording ratio's goal is at most 1.1 with none dropped); (3) the anchor,
+bench/plain_node.py on a MultiThreadedExecutor; (4) a control: the anchor on a
 SingleThreadedExecutor (the executor's share of the difference). All run the same graph, a
 timing-only copy of the policy whose contract says policy_rate_hz 500 (the runtime refuses a
 rate mismatch by design), window_s each, each with a fresh load source (``python -m
@@ -41,10 +43,14 @@ REPO = Path(__file__).resolve().parents[1]
 CONFIG = REPO / 'config' / 'quadrotor.yaml'
 SHIPPED_POLICY = REPO / 'policies' / 'quadrotor_hover.onnx'
 WORK_DIR = OUT_DIR / 'deploy_loop'
-KINDS = {'policy_node': '', 'plain_rclpy': 'multi', 'plain_rclpy_single': 'single'}
-"""Nodes measured: ours, the anchor (MultiThreadedExecutor), the anchor on one thread."""
+KINDS = {'policy_node': '', 'policy_node_recording': '', 'plain_rclpy': 'multi',
+         'plain_rclpy_single': 'single'}
+"""Nodes measured: ours without and with its flight recorder, the anchor
+(MultiThreadedExecutor), the anchor on one thread."""
 FIGURES = ('achieved_rate_hz', 'period_error_p50_ms', 'period_error_p99_ms',
            'inference_p50_us', 'inference_p99_us', 'ticks')
+RECORD_FIGURES = ('record_written', 'record_dropped', 'record_files')
+"""The flight recorder's own figures on /diagnostics (the recording node's)."""
 
 
 class NodeFailed(RuntimeError):
@@ -252,9 +258,11 @@ def measure(kind: str, client: BenchClient, setup: Setup) -> dict:
     """One window of one node (a key of KINDS) under a fresh sensor load."""
     py, policy, rate_hz = [sys.executable, '-m', 'bench.plain_node'], setup.policy, setup.rate_hz
     load_json, anchor_json = WORK_DIR / f'load_{kind}.json', WORK_DIR / f'{kind}.json'
-    if kind == 'policy_node':
-        cmd = node_command('sim2real.deploy.policy_node', CONFIG,
-                           {'policy_file': policy, 'rate_hz': rate_hz})
+    if kind.startswith('policy_node'):
+        recording = kind == 'policy_node_recording'
+        cmd = node_command('sim2real.deploy.policy_node', CONFIG, {
+            'policy_file': policy, 'rate_hz': rate_hz, 'record': str(recording).lower(),
+            **({'record_dir': str(WORK_DIR / 'flights')} if recording else {})})
         service = '/policy_node/enable'
     else:
         cmd = py + ['node', '--policy', str(policy), '--rate-hz', str(rate_hz),
@@ -278,7 +286,7 @@ def measure(kind: str, client: BenchClient, setup: Setup) -> dict:
         out['threads'] = {'node': thread_policies(node.proc.pid),
                           'load': thread_policies(load.proc.pid)}
         span_s, count = time.monotonic() - start_s, client.diagnostics_count
-        if kind == 'policy_node':  # the next /diagnostics covers the whole window
+        if kind.startswith('policy_node'):  # the next /diagnostics covers the whole window
             client.spin_for(2.0, until=lambda: client.diagnostics_count > count)
         diagnostics = dict(client.diagnostics)
         # CPU cores busy during the window: ours (node, load source, bench) and everyone else's
@@ -293,8 +301,9 @@ def measure(kind: str, client: BenchClient, setup: Setup) -> dict:
                 proc.stop()
     out['exit_code'] = node.proc.returncode
     out['load'] = json.loads(load_json.read_text()) if load_json.exists() else None
-    if kind == 'policy_node':
-        out.update({k: float(diagnostics[k]) for k in FIGURES if k in diagnostics})
+    if kind.startswith('policy_node'):
+        out.update({k: float(diagnostics[k]) for k in FIGURES + RECORD_FIGURES
+                    if k in diagnostics})
         out['safety_state'] = diagnostics.get('safety_state', 'no diagnostics received')
     else:
         out.update(json.loads(anchor_json.read_text()))
@@ -315,7 +324,9 @@ def _loop_line(name: str, fig: dict) -> None:
            f"inference p50 {f['inference_p50_us']:.0f} us p99 {f['inference_p99_us']:.0f} us, "
            f"load {load.get('messages_per_s', 0):.0f} msg/s, CPU cores busy: bench "
            f"{fig.get('cpu_cores_bench', 0):.2f} others {fig.get('cpu_cores_other', 0):.2f}"
-           + (f", state {fig['safety_state']}" if 'safety_state' in fig else ''))
+           + (f", state {fig['safety_state']}" if 'safety_state' in fig else '')
+           + (f", records written {fig['record_written']:.0f} dropped "
+              f"{fig['record_dropped']:.0f}" if 'record_written' in fig else ''))
 
 
 def _combine(runs: list[dict]) -> dict:
@@ -383,6 +394,14 @@ def deploy_loop(policy: str | None = None, rate_hz: float = 500.0, window_s: flo
                 out[kind]['period_error_p99_ms'] / ours['period_error_p99_ms'])
             report(f'deploy_loop_ratio[{key}]', 'period error p99 anchor / policy_node '
                    f"{ratios[f'loop_period_error_p99_{key}_vs_node']:.2f} (> 1: ours steadier)")
+    recording = out['policy_node_recording']
+    if ours.get('period_error_p99_ms') and recording.get('period_error_p99_ms'):
+        ratios['loop_period_error_p99_recording_vs_node'] = (
+            recording['period_error_p99_ms'] / ours['period_error_p99_ms'])
+        report('deploy_loop_ratio[recording]', 'period error p99 with / without the flight '
+               f"recorder {ratios['loop_period_error_p99_recording_vs_node']:.2f} (goal <= "
+               f"1.1), records dropped {recording.get('record_dropped', float('nan')):.0f} "
+               '(goal 0)')
     out['ratio'] = ratios.get('loop_period_error_p99_plain_vs_node')
     out['ratios'] = ratios
     write_results({'deploy_loop': out}, ratios, OUT_DIR / 'deploy_loop.json')

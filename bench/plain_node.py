@@ -69,13 +69,19 @@ class PlainPolicyNode(Node):
                                             providers=['CPUExecutionProvider'])
         self.input_name = self.session.get_inputs()[0].name
         meta = self.session.get_modelmeta().custom_metadata_map
-        action = json.loads(meta[CONTRACT_KEY])['action']['params']
+        contract = json.loads(meta[CONTRACT_KEY])
+        action = contract['action']['params']
+        terms_ = {t['name']: t for t in contract['observations']}
         self.hover_thrust_n = action['hover_thrust_n']
         self.max_thrust_n = action['max_collective_thrust_n']
         self.thrust_map = THRUST_MAPS['battery_compensated']
         self.max_rate_rad_s = action['max_body_rate_rad_s']
         self.target_m = np.array(HOVER_POS_M)
-        self.last_actions = np.zeros((3, 4))
+        # each term's values of this and the last ticks, newest first, as the contract sizes
+        # them: the last N outputs (action_history's size / 4), H ticks of each velocity
+        self.last_actions = np.zeros((terms_['action_history']['size'] // 4, 4))
+        self.lin_vel_hist = np.zeros((terms_['lin_vel_b']['history_length'], 3))
+        self.ang_vel_hist = np.zeros((terms_['ang_vel_b']['history_length'], 3))
         self.odom: Odometry | None = None
         self.imu: Imu | None = None
         self.stats = LoopStats(rate_hz)
@@ -100,18 +106,22 @@ class PlainPolicyNode(Node):
         return response
 
     def observation(self) -> np.ndarray:
-        """(1, 30) float32: position error, rotation matrix, body velocity, gyro, actions."""
+        """(1, N) float32: position error, rotation matrix, body velocity and gyro of the
+        last ticks (newest first), the last actions."""
         pose, twist = self.odom.pose.pose, self.odom.twist.twist
         pos_m = np.array([pose.position.x, pose.position.y, pose.position.z])
         q = pose.orientation
         lin_vel = np.array([twist.linear.x, twist.linear.y, twist.linear.z])
         gyro = self.imu.angular_velocity
         ang_vel = np.array([gyro.x, gyro.y, gyro.z])
+        self.lin_vel_hist = np.vstack([np.clip(0.5 * lin_vel, -5.0, 5.0),
+                                       self.lin_vel_hist[:-1]])
+        self.ang_vel_hist = np.vstack([np.clip(0.25 * ang_vel, -10.0, 10.0),
+                                       self.ang_vel_hist[:-1]])
         obs = np.concatenate([
             np.clip(self.target_m - pos_m, -2.0, 2.0),
             quat_to_rotmat(q.w, q.x, q.y, q.z).reshape(-1),
-            np.clip(0.5 * lin_vel, -5.0, 5.0),
-            np.clip(0.25 * ang_vel, -10.0, 10.0),
+            self.lin_vel_hist.reshape(-1), self.ang_vel_hist.reshape(-1),
             self.last_actions.reshape(-1)])
         return obs.astype(np.float32)[None, :]
 
