@@ -46,6 +46,7 @@ from sim2real.deploy.bridge.faults import FaultError, FaultInjector
 from sim2real.deploy.bridge.params import (
     bridge_of, declared_parameters, fault_cfg, parse_robot_faults, validate)
 from sim2real.deploy.node_params import check_overrides
+from sim2real.deploy.record.truth_recorder import TruthRecorder
 from sim2real.deploy.robots import bridge_io_of
 
 MAX_CATCH_UP_S = 0.1
@@ -97,6 +98,8 @@ class SimBridge(Node):
         self._last_stamp_s: dict[str, float] = {}
         self._awaiting_effect = ''
         self._stamp_offset_s = self._node_clock_offset_s()
+        self.truth_recorder = (TruthRecorder(p, p['record_dir']) if p['record_dir']
+                               else None)
         self._restart(time.monotonic())
         self.faults.set_active(p['active_faults'], time.monotonic())
 
@@ -116,9 +119,9 @@ class SimBridge(Node):
             lag_s = now_s - self._next_state_s
             self._max_lag_s = max(self._max_lag_s, lag_s)
             if lag_s > STALL_EVENT_S:
-                self._events_pub.publish(String(data=json.dumps({
+                self._event({
                     'event': 'stall', 'fault': '', 'lag_ms': round(1e3 * lag_s, 1),
-                    'monotonic_s': now_s})))
+                    'monotonic_s': now_s})
             # commands that arrived while the loop ran late, as a driver reads its bus
             ros_msgs.take_pending(self._command_subs)
             while self._next_state_s <= now_s:
@@ -157,6 +160,8 @@ class SimBridge(Node):
             stamp_s = state_s + self._stamp_offset_s
             if stream == 'ground_truth':
                 self._gt_pub.publish(ros_msgs.make_odometry(values, stamp_s))
+                if self.truth_recorder is not None:
+                    self.truth_recorder.truth(values, state_s, stamp_s)
             else:
                 self.faults.offer(stream, values, stamp_s, state_s)
 
@@ -177,17 +182,23 @@ class SimBridge(Node):
                 self._pubs[stream].publish(msg)
                 self._track_freshness(stream, values, stamp_s, sent_s)
                 for fault in self.faults.pop_effects():
-                    self._events_pub.publish(String(data=json.dumps({
+                    self._event({
                         'event': 'fault_effect', 'fault': fault, 'stream': stream,
-                        'monotonic_s': sent_s})))
+                        'monotonic_s': sent_s})
         for event in self.faults.pop_events() + self.sim.pop_events():
             payload = {'event': event.event, 'fault': event.fault,
                        'monotonic_s': event.monotonic_s}
             if event.event == 'fault_on':
                 payload['last_fresh_s'] = dict(self._last_fresh_s)
                 self._awaiting_effect = event.fault
-            self._events_pub.publish(String(data=json.dumps(payload)))
+            self._event(payload)
             self.get_logger().info(f'event {event.event} {event.fault}'.rstrip())
+
+    def _event(self, payload: dict) -> None:
+        """Publish an event on ~/events (JSON), and record it when recording."""
+        self._events_pub.publish(String(data=json.dumps(payload)))
+        if self.truth_recorder is not None:
+            self.truth_recorder.event(payload)
 
     def _track_freshness(self, stream: str, values: dict, stamp_s: float,
                          now_s: float) -> None:
@@ -198,9 +209,9 @@ class SimBridge(Node):
             self._last_stamp_s[stream] = stamp_s
             self._last_fresh_s[stream] = now_s
         elif self._awaiting_effect:
-            self._events_pub.publish(String(data=json.dumps({
+            self._event({
                 'event': 'fault_effect', 'fault': self._awaiting_effect, 'stream': stream,
-                'monotonic_s': now_s})))
+                'monotonic_s': now_s})
             self._awaiting_effect = ''
 
     def _report(self, now_s: float) -> None:
@@ -236,6 +247,8 @@ class SimBridge(Node):
     def _on_reset(self, request, response):
         """Vehicle back to the start pose, held; faults cleared; schedule restarted."""
         now_s = time.monotonic()
+        if self.truth_recorder is not None:   # recorded only: ~/events carries fault events
+            self.truth_recorder.event({'event': 'reset', 'fault': '', 'monotonic_s': now_s})
         self.sim.reset(now_s)
         self.faults.reset(now_s)
         self._restart(now_s)
@@ -280,6 +293,8 @@ def main(args=None) -> None:
             pass
         finally:
             node.get_logger().info(f'real-time factor {node.real_time_factor():.4f}')
+            if node.truth_recorder is not None:
+                node.truth_recorder.close()
             executor.shutdown()
             node.destroy_node()
     finally:

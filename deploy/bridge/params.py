@@ -30,9 +30,11 @@ COMMON_DEFAULTS = {
     'fault_spike_s': 0.2,
     'sensor_latency_s': 0.0,
     'sensor_latency_jitter_s': 0.0,
+    'record_dir': '',
 }
-"""What every robot's bridge declares: physics, ground truth, the command watchdog, noise
-and the fault injector's parameters."""
+"""What every robot's bridge declares: physics, ground truth, the command watchdog, noise,
+the fault injector's parameters, and record_dir (a folder: record the ground truth and
+events to MCAP there; '': no recording)."""
 
 
 @dataclass(frozen=True)

@@ -205,7 +205,8 @@ def _add_judges(sub, common) -> None:
                    help='folder for the logs of both nodes (default: a new temporary folder)')
     p.add_argument('--record', default=None, metavar='DIR',
                    help="the node's flight recorder writes MCAP logs to DIR/policy_node "
-                        '(`sim2real replay` re-runs them); default: no recording')
+                        '(`sim2real replay` re-runs them) and the simulated robot its ground '
+                        'truth and events to DIR/sim_bridge; default: no recording')
     p.add_argument('--expect', action='append', default=[], type=floor, metavar='METRIC>=X',
                    help='a floor on a figure of the nominal run (or METRIC<=X), added to the '
                         "robot's or replacing its floor or error bound on that metric; "

@@ -7,7 +7,7 @@ from sim2real.cli.output import metrics_table, scalars, table
 EVAL_CONTEXT = ('task', 'policy', 'source', 'checkpoint', 'seed', 'randomization', 'backend',
                 'device', 'verdict', 'warnings', 'video')
 HIL_CONTEXT = ('robot', 'policy', 'domain_id', 'logs', 'nominal_floors', 'faults', 'verdict',
-               'records')
+               'records', 'truth_records')
 TRAIN_HIDDEN = ('segments',)
 MAX_FAILING_POINTS = 10
 """Failing robustness points listed by name (robustness.json holds all)."""
@@ -35,7 +35,8 @@ def hil_view(result: dict) -> str:
     lines = [head, '', metrics_table(result, result['nominal_floors'], HIL_CONTEXT), '',
              table(rows, ('scenario', 'expected', 'result', 'detail'), wrap_last=True)]
     if result.get('records'):
-        lines += ['', 'flight records (sim2real replay FILE): ' + ', '.join(result['records'])]
+        lines += ['', 'flight records (sim2real replay FILE): ' + ', '.join(result['records']),
+                  'ground truth and events: ' + ', '.join(result.get('truth_records', []))]
     return '\n'.join(lines)
 
 

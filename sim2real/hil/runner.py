@@ -67,8 +67,8 @@ def run_hil(robot: str, policy: str | Path, duration_s: float = 10.0, faults: st
             record: str | Path | None = None) -> dict:
     """Run the HIL scenarios for robot with an exported policy; the result as a dict.
 
-    record: a folder for the node's flight recorder (RECORD/policy_node); None: the node
-    does not record.
+    record: a folder for the node's flight recorder (RECORD/policy_node) and the bridge's
+    ground truth and events (RECORD/sim_bridge); None: neither records.
 
     scenario: overrides of the robot's Scenario timing (e.g. fault_settle_s).
     expect: floors on the nominal run's figures, added to the robot's (or replacing the
@@ -87,7 +87,8 @@ def run_hil(robot: str, policy: str | Path, duration_s: float = 10.0, faults: st
     os.environ.update(ros_environment(domain, base={}))   # this process joins the same domain
     env = ros_environment(domain)
     procs = [
-        NodeProcess('sim_bridge', node_command('sim2real.deploy.sim_bridge', params, {}),
+        NodeProcess('sim_bridge', node_command('sim2real.deploy.sim_bridge', params,
+                                               truth_overrides(record)),
                     env, log_dir / 'sim_bridge.log'),
         NodeProcess('policy_node', node_command('sim2real.deploy.policy_node', params,
                                                 {'policy_file': str(policy),
@@ -107,7 +108,16 @@ def run_hil(robot: str, policy: str | Path, duration_s: float = 10.0, faults: st
     if record is not None:
         result['records'] = sorted(str(p) for p in (Path(record) / 'policy_node').glob(
             '*.mcap'))
+        result['truth_records'] = sorted(str(p) for p in (Path(record) / 'sim_bridge').glob(
+            '*.mcap'))
     return result
+
+
+def truth_overrides(record: str | Path | None) -> dict[str, str]:
+    """The bridge parameter that makes it record its ground truth to RECORD/sim_bridge."""
+    if record is None:
+        return {}
+    return {'record_dir': str(Path(record).resolve() / 'sim_bridge')}
 
 
 def record_overrides(record: str | Path | None) -> dict[str, str]:

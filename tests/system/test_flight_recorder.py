@@ -27,7 +27,30 @@ def flight(tmp_path_factory) -> Path:
                                cwd=root).stdout)
     assert result['verdict']['passed']
     (record,) = result['records']
+    assert [Path(p).parent.name for p in result['truth_records']] == ['sim_bridge']
     return Path(record)
+
+
+@pytest.mark.slow
+def test_the_bridge_records_the_ground_truth_and_every_fault(flight):
+    """DIR/sim_bridge: the simulated robot's true position at 100 Hz over the flight, the
+    bridge's parameters attached, and each injected fault's onset and first effect."""
+    import yaml
+    (path,) = list((flight.parent.parent / 'sim_bridge').glob('*.mcap'))
+    log = read_log(path)
+    assert log.damage is None
+    assert log.metadata['sim2real_bridge']['robot'] == 'quadrotor'
+    params = yaml.safe_load(log.attachments['bridge_params.yaml'])
+    assert params['sim_bridge']['ros__parameters']['physics_rate_hz'] > 0
+    truth = [decode(m, log) for m in log.messages if m.topic == '/sim2real/truth']
+    span_s = truth[-1]['state_s'] - truth[0]['state_s']
+    assert span_s > 8.0 and 90.0 < len(truth) / span_s < 110.0
+    heights = [t['values']['pos_w']['array'][2] for t in truth]
+    assert 0.3 < max(heights) < 3.0
+    events = [decode(m, log) for m in log.messages if m.topic == '/sim2real/bridge_event']
+    onsets = {e['fault'] for e in events if e['event'] == 'fault_on'}
+    assert onsets >= {'nan_imu', 'frozen_odom'}
+    assert {e['fault'] for e in events if e['event'] == 'fault_effect'} >= onsets
 
 
 @pytest.mark.slow
