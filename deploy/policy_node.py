@@ -47,6 +47,7 @@ from sim2real.deploy.node_params import check_overrides
 from sim2real.deploy.record.node_recorder import NodeRecorder
 from sim2real.deploy.robots import ros_io_of
 from sim2real.deploy.runtime import ParamError, Runtime, Sample, parameter_defaults
+from sim2real.deploy.runtime.ood import BandCheck, OodWindow
 from sim2real.deploy.runtime.params import params_class
 
 NODE_NAME = 'policy_node'
@@ -82,6 +83,8 @@ class PolicyNode(Node):
                                         else runtime)
         params = self._runtime.params
         self._stats = LoopStats(self._runtime.rate_hz)
+        self._ood = OodWindow(BandCheck(self._runtime.contract),
+                              round(params.ood_window_s * self._runtime.rate_hz))
         self._state = ''
         self._sensor_subs = []
         self._sensor_streams: list[str] = []
@@ -173,6 +176,7 @@ class PolicyNode(Node):
         now_s = time.monotonic()
         result = self._runtime.step(now_s)
         self._stats.tick(now_s, result.inference_s, self._observation_age_s())
+        self._ood.add(result.observation)
         self._io.publish(result.command, result.state)
         state = f'{result.state}:{result.reason}' if result.reason else result.state
         if state != self._state:
@@ -189,6 +193,14 @@ class PolicyNode(Node):
             message=self._state or 'starting')
         status.values = [KeyValue(key=k, value=f'{v:.6g}') for k, v in figures.items()]
         status.values.append(KeyValue(key='safety_state', value=self._state))
+        shares = self._ood.shares()
+        status.values += [KeyValue(key=f'ood_share.{name}', value=f'{share:.3g}')
+                          for name, share in shares.items()]
+        flagged = [f'{name} {share:.0%}' for name, share in shares.items()
+                   if share > self._runtime.params.ood_warn_share]
+        if flagged and status.level == DiagnosticStatus.OK:
+            status.level = DiagnosticStatus.WARN
+            status.message += '; outside the training band: ' + ', '.join(flagged)
         status.values += [KeyValue(key=key, value=f'{value:.4g}')
                           for key, value in self._io.diagnostics().items()]
         if self._recorder is not None:

@@ -46,6 +46,7 @@ from sim2real.deploy.bridge.faults import FaultError, FaultInjector
 from sim2real.deploy.bridge.params import (
     bridge_of, declared_parameters, fault_cfg, parse_robot_faults, validate)
 from sim2real.deploy.node_params import check_overrides
+from sim2real.deploy.bridge import physical
 from sim2real.deploy.record.truth_recorder import TruthRecorder
 from sim2real.deploy.robots import bridge_io_of
 
@@ -85,6 +86,14 @@ class SimBridge(Node):
         self._command_subs = []
         self.discarded_commands = 0
         self.sim = bridge_of(robot).make_sim(p)
+        self.true_mass = physical.change_mass(self.sim.model, p['base_mass_scale'],
+                                              p['base_payload_kg'])
+        if self.true_mass['true_mass_kg'] != self.true_mass['nominal_mass_kg']:
+            self.sim.reset()   # the start (a settled stance, a held grasp) with the new mass
+            self.get_logger().warning(
+                f'{self.true_mass["body"]} weighs {self.true_mass["true_mass_kg"]:.4g} kg, '
+                f'not its nominal {self.true_mass["nominal_mass_kg"]:.4g} kg '
+                '(base_mass_scale, base_payload_kg)')
         self._io = bridge_io_of(robot)(self, p, self.sim)
         self._pubs, self._makers = self._io.publishers, self._io.makers
         self.get_logger().info(self._io.description)
@@ -98,8 +107,8 @@ class SimBridge(Node):
         self._last_stamp_s: dict[str, float] = {}
         self._awaiting_effect = ''
         self._stamp_offset_s = self._node_clock_offset_s()
-        self.truth_recorder = (TruthRecorder(p, p['record_dir']) if p['record_dir']
-                               else None)
+        self.truth_recorder = (TruthRecorder(p, p['record_dir'], self.true_mass)
+                               if p['record_dir'] else None)
         self._restart(time.monotonic())
         self.faults.set_active(p['active_faults'], time.monotonic())
 

@@ -16,11 +16,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 CONTRACT_KEY = 'sim2real.contract'
-CONTRACT_VERSION = 1
+CONTRACT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
+"""Version 1 is version 2 without the terms' training bands (read as band None)."""
 
 
 class ContractError(ValueError):
     """A contract is malformed or does not match the robot or the policy file."""
+
+
+@dataclass
+class TermBand:
+    """Where one term's values lay in training: per element of one history step, over
+    rollouts of the exported policy under the task's full randomization (noise included)."""
+
+    low: list[float]
+    """Lower edge of each element (the 0.01th percentile; policy input units: scaled,
+    clipped)."""
+    high: list[float]
+    """Upper edge of each element (the 99.99th percentile)."""
+    mean: list[float]
+    """Mean of each element."""
+    std: list[float]
+    """Standard deviation of each element."""
+    samples: int
+    """Values each element's figures were computed over."""
 
 
 @dataclass
@@ -41,6 +61,8 @@ class ObservationTermSpec:
     """Number of stacked ticks, newest first: [v_t, v_t-1, ...], each of ``size`` values."""
     doc: str = ''
     """What the term holds, with units and frame (the term function's docstring)."""
+    band: TermBand | None = None
+    """The term's training distribution (``export`` measures it), None when not measured."""
 
 
 @dataclass
@@ -105,13 +127,26 @@ class Contract:
         """A contract from its parsed JSON form; ContractError naming the field at fault."""
         if not isinstance(raw, dict):
             raise ContractError(f'contract: must be a JSON object, got {_kind(raw)}')
-        if raw.get('version') != CONTRACT_VERSION:
+        version = raw.get('version')
+        if isinstance(version, bool) or version not in READABLE_VERSIONS:
             raise ContractError(
-                f'contract field "version" is {raw.get("version")!r}, '
-                f'this sim2real reads version {CONTRACT_VERSION}')
-        contract = _build(cls, raw, '')
+                f'contract field "version" is {version!r}, this sim2real reads versions '
+                f'{", ".join(map(str, READABLE_VERSIONS))}')
+        contract = _build(cls, _upgraded(raw), '')
         _check_ranges(contract)
         return contract
+
+
+def _upgraded(raw: dict) -> dict:
+    """A version-1 contract as version 2: every term without a training band."""
+    if raw['version'] != 1:
+        return raw
+    raw = {**raw, 'version': CONTRACT_VERSION}
+    if isinstance(raw.get('observations'), list):
+        raw['observations'] = [
+            {**term, 'band': None} if isinstance(term, dict) and 'band' not in term else term
+            for term in raw['observations']]
+    return raw
 
 
 def _check_ranges(contract: Contract) -> None:
@@ -127,9 +162,26 @@ def _check_ranges(contract: Contract) -> None:
                    (f'{where}.noise_std', term.noise_std, 'non-negative')]
         if term.clip is not None:
             checks.append((f'{where}.clip', term.clip, 'positive'))
+        if term.band is not None:
+            _check_band(term.band, term.size, f'{where}.band')
+            checks.append((f'{where}.band.samples', term.band.samples, 'positive'))
     for path, value, rule in checks:
         if not (value > 0 if rule == 'positive' else value >= 0):
             raise ContractError(f'{path}: must be {rule}, got {value}')
+
+
+def _check_band(band: TermBand, size: int, where: str) -> None:
+    """ContractError unless the band holds size elements per figure, low <= high, std >= 0."""
+    for name in ('low', 'high', 'mean', 'std'):
+        values = getattr(band, name)
+        if len(values) != size:
+            raise ContractError(f'{where}.{name}: must hold the {size} elements of the term, '
+                                f'got {len(values)}')
+    for i, (low, high, std) in enumerate(zip(band.low, band.high, band.std)):
+        if low > high:
+            raise ContractError(f'{where}.low[{i}]: {low} is above high[{i}] {high}')
+        if std < 0:
+            raise ContractError(f'{where}.std[{i}]: must be non-negative, got {std}')
 
 
 def parse_json(text: str):

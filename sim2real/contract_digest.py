@@ -170,8 +170,14 @@ def _join(items: list[str]) -> str:
 
 
 def contract_differences(ours: Contract, theirs: Contract) -> list[str]:
-    """Leaf fields of two contracts that differ, term docstrings aside (they only explain)."""
+    """Leaf fields of two contracts that differ, term docstrings and training bands aside
+    (they explain and describe; they do not change what the policy reads)."""
     a = leaf_fields(json.loads(ours.to_json()))
     b = leaf_fields(json.loads(theirs.to_json()))
-    return [path for path in sorted(set(a) | set(b))
-            if not path.endswith('.doc') and a.get(path, KeyError) != b.get(path, KeyError)]
+    return [path for path in sorted(set(a) | set(b)) if not _descriptive(path)
+            and a.get(path, KeyError) != b.get(path, KeyError)]
+
+
+def _descriptive(path: str) -> bool:
+    """Whether a leaf path is a term's docstring or part of its training band."""
+    return path.endswith('.doc') or path.endswith('.band') or '.band.' in path

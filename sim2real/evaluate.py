@@ -12,13 +12,13 @@ import math
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
 import torch
 
 from sim2real.contract import Contract, ContractError
 from sim2real.device import device_scope
-from sim2real.export.onnx_policy import INPUT_NAME, OUTPUT_NAME
-from sim2real.onnx_io import load_policy
+from sim2real.contract_digest import verified_contract
+from sim2real.export.onnx_policy import onnx_callable
+from sim2real.onnx_io import load_model
 from sim2real.mdp.contract import contract_from_env
 from sim2real.mdp.env import RLEnv
 from sim2real.mdp.metrics import EpisodeMetrics, quantile_name
@@ -49,13 +49,8 @@ def check_contract(stored: Contract, env_contract: Contract) -> None:
 
 def onnx_policy(path: str | Path) -> tuple[Policy, Contract]:
     """An onnxruntime policy callable and its contract."""
-    contract, session = load_policy(path)
-
-    def act(obs: torch.Tensor) -> torch.Tensor:
-        out = session.run([OUTPUT_NAME],
-                          {INPUT_NAME: obs.cpu().numpy().astype(np.float32)})[0]
-        return torch.from_numpy(out).to(obs.device)
-    return act, contract
+    model = load_model(path)
+    return onnx_callable(model, str(path)), verified_contract(model, str(path))
 
 
 def collect_episodes(env: RLEnv, policy: Policy) -> dict[str, torch.Tensor]:

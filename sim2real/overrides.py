@@ -56,7 +56,7 @@ def split_by_root(assignments: Sequence[str], roots: Sequence[str]) -> dict[str,
         names, _ = parse_assignment(text)
         if names[0] not in out:
             raise ConfigError(f'--set "{text}": unknown config "{names[0]}"'
-                              f'{_closest(names[0], roots)}; configs: {", ".join(roots)}')
+                              f'{did_you_mean(names[0], roots)}; configs: {", ".join(roots)}')
         out[names[0]].append(text)
     return out
 
@@ -65,7 +65,7 @@ def _root(roots: dict[str, Any], names: list[str], text: str) -> Any:
     """The config tree an assignment starts from."""
     if names[0] not in roots:
         raise ConfigError(f'--set "{text}": unknown config "{names[0]}"'
-                          f'{_closest(names[0], roots)}; configs: {", ".join(roots)}')
+                          f'{did_you_mean(names[0], roots)}; configs: {", ".join(roots)}')
     return roots[names[0]]
 
 
@@ -104,7 +104,7 @@ def _child(owner: Any, name: str, where: str, text: str) -> Any:
     else:
         raise ConfigError(f'--set "{text}": {where} is a {type(owner).__name__}, '
                           'which has no fields to set')
-    raise ConfigError(f'--set "{text}": {where} has no field "{name}"{_closest(name, known)}')
+    raise ConfigError(f'--set "{text}": {where} has no field "{name}"{did_you_mean(name, known)}')
 
 
 def _hints(cls: type) -> dict[str, Any]:
@@ -115,7 +115,7 @@ def _hints(cls: type) -> dict[str, Any]:
         return {}
 
 
-def _closest(name: str, known: Sequence[str]) -> str:
+def did_you_mean(name: str, known: Sequence[str]) -> str:
     """', did you mean "x"?' for the closest known name, or nothing."""
     match = difflib.get_close_matches(name, list(known), n=1, cutoff=0.5)
     return f'; did you mean "{match[0]}"?' if match else ''

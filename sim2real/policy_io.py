@@ -12,7 +12,8 @@ from sim2real.atomic import atomic_path
 from sim2real.contract import Contract, CONTRACT_KEY, ContractError
 from sim2real.contract_digest import (
     bind_contract, contract_differences, graph_sha256, metadata, stored_graph_sha256)
-from sim2real.export.onnx_policy import export_onnx, verify_onnx
+from sim2real.export.observation_band import BAND_ENVS, BAND_SEED, measure_bands
+from sim2real.export.onnx_policy import export_onnx, onnx_callable, verify_onnx
 from sim2real.onnx_io import load_model
 from sim2real.mdp.contract import contract_from_env
 from sim2real.rl.algorithms import policy_from_state
@@ -34,12 +35,15 @@ def load_run(run_dir: str | Path, iteration: int | None = None
     return policy_from_state(state, config), config, path
 
 
-def run_contract(config: dict) -> Contract:
-    """The contract of a run, derived from a one-env instance of its training env."""
+def run_contract(config: dict, policy: nn.Module | None = None) -> Contract:
+    """The contract of a run, derived from its training env; with policy, each term's
+    training band measured by rolling policy out there (`observation_band`)."""
     args = TrainArgs(**config['args'])
-    env = build_env(args.task, seed=0, num_envs=1, action=args.action, num_threads=1,
+    env = build_env(args.task, seed=BAND_SEED, num_envs=BAND_ENVS if policy else 1,
+                    action=args.action, num_threads=0 if policy else 1,
                     sets=task_env_sets(args.sets))
-    return contract_from_env(env)
+    contract = contract_from_env(env)
+    return contract if policy is None else measure_bands(contract, env, policy)
 
 
 def export_run(run_dir: str | Path, out: str | Path | None = None,
@@ -48,7 +52,7 @@ def export_run(run_dir: str | Path, out: str | Path | None = None,
     """Export a checkpoint's policy (iteration None: the newest) to ONNX and verify it;
     returns (path, max abs difference, the checkpoint's path)."""
     policy, config, checkpoint = load_run(run_dir, iteration)
-    contract = run_contract(config)
+    contract = run_contract(config, policy)
     out = Path(out) if out is not None else Path(run_dir) / 'policy.onnx'
     export_onnx(policy, contract, out)
     max_abs = verify_onnx(policy, out, num_samples=num_samples, tolerance=tolerance)
@@ -56,10 +60,14 @@ def export_run(run_dir: str | Path, out: str | Path | None = None,
     return out, max_abs, checkpoint
 
 
-def task_contract(task: str, action_kind: str) -> Contract:
-    """The contract the registered task gives today for an action kind (a one-env env)."""
-    env = build_env(task, seed=0, num_envs=1, action=action_kind, num_threads=1)
-    return contract_from_env(env)
+def task_contract(task: str, action_kind: str, model: onnx.ModelProto | None = None
+                  ) -> Contract:
+    """The contract the registered task gives today for an action kind; with model (an
+    ONNX policy of that task), each term's training band measured by rolling it out."""
+    env = build_env(task, seed=BAND_SEED, num_envs=BAND_ENVS if model else 1,
+                    action=action_kind, num_threads=0 if model else 1)
+    contract = contract_from_env(env)
+    return contract if model is None else measure_bands(contract, env, onnx_callable(model))
 
 
 def rebind_onnx(src: str | Path, out: str | Path | None = None,
@@ -94,6 +102,7 @@ def rebind_onnx(src: str | Path, out: str | Path | None = None,
         raise ContractError(
             f'{differ[0]}: the contract in {src} differs from the one task "{stored.task}" '
             f'gives ({", ".join(differ)}); re-export it from its run directory instead')
+    fresh = task_contract(stored.task, stored.action.kind, model)   # with its bands
     out = Path(out) if out is not None else src
     with atomic_path(out) as tmp:
         onnx.save(bind_contract(model, fresh), str(tmp))

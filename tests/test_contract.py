@@ -5,7 +5,8 @@ import json
 import pytest
 
 from sim2real.contract import (
-    ActionSpec, Contract, CONTRACT_VERSION, ContractError, file_sha256, ObservationTermSpec)
+    ActionSpec, Contract, CONTRACT_VERSION, ContractError, file_sha256, ObservationTermSpec,
+    TermBand)
 
 
 @pytest.fixture
@@ -77,9 +78,10 @@ def test_unknown_top_level_and_action_fields_are_named(contract, where, message)
     assert str(info.value) == message
 
 
-@pytest.mark.parametrize('version', [CONTRACT_VERSION + 1, None, '1'])
+@pytest.mark.parametrize('version', [CONTRACT_VERSION + 1, None, '1', 0, True])
 def test_wrong_version_is_rejected_naming_version(contract, version):
-    """A version other than the integer CONTRACT_VERSION (1) is refused, naming 'version'."""
+    """A version other than the integers 1 and CONTRACT_VERSION (2) is refused, naming
+    'version'."""
     raw = _raw(contract)
     raw['version'] = version
     with pytest.raises(ContractError) as info:
@@ -171,3 +173,55 @@ def test_file_sha256_of_known_bytes(tmp_path):
     path.write_bytes(b'abc')
     assert file_sha256(path) == (
         'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad')
+
+
+def _banded(contract):
+    """The fixture with a training band on its first term (3 elements)."""
+    contract.observations[0].band = TermBand(low=[-1.0, -2.0, -3.0], high=[1.0, 2.0, 3.0],
+                                             mean=[0.0, 0.1, 0.2], std=[0.3, 0.4, 0.5],
+                                             samples=65536)
+    return contract
+
+
+def test_a_band_survives_the_round_trip(contract):
+    """A term's band comes back as a TermBand with its numbers; the other terms' stay None."""
+    back = Contract.from_json(_banded(contract).to_json())
+    assert back.observations[0].band == TermBand([-1.0, -2.0, -3.0], [1.0, 2.0, 3.0],
+                                                 [0.0, 0.1, 0.2], [0.3, 0.4, 0.5], 65536)
+    assert back.observations[1].band is None
+    assert back.version == 2
+
+
+def test_a_version_1_contract_reads_as_version_2_without_bands(contract):
+    """A contract written before bands existed (version 1, no "band" fields) reads with
+    every band None; one with a "band" field anyway keeps it."""
+    raw = _raw(contract)
+    raw['version'] = 1
+    for term in raw['observations']:
+        del term['band']
+    back = Contract.from_json(json.dumps(raw))
+    assert back.version == CONTRACT_VERSION == 2
+    assert [t.band for t in back.observations] == [None, None, None]
+    assert back.observations == contract.observations
+
+
+def test_a_version_2_contract_needs_the_band_field(contract):
+    """Version 2 names a term without its "band" field (null when not measured)."""
+    raw = _raw(contract)
+    del raw['observations'][2]['band']
+    with pytest.raises(ContractError, match=r'observations\[2\]\.band: missing'):
+        Contract.from_json(json.dumps(raw))
+
+
+@pytest.mark.parametrize('path, value, message', [
+    (('low',), [-1.0, -2.0], 'observations[0].band.low: must hold the 3 elements of the term, '
+                             'got 2'),
+    (('high', 1), -2.5, 'observations[0].band.low[1]: -2.0 is above high[1] -2.5'),
+    (('std', 2), -0.1, 'observations[0].band.std[2]: must be non-negative, got -0.1'),
+    (('samples',), 0, 'observations[0].band.samples: must be positive, got 0'),
+    (('mean', 0), 'x', 'observations[0].band.mean[0]: must be a number'),
+])
+def test_a_malformed_band_is_refused_naming_the_field(contract, path, value, message):
+    """Band figures that cannot describe the term are refused with their place."""
+    assert refusal(_banded(contract), ('observations', 0, 'band', *path), value).startswith(
+        message)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from sim2real.deploy.bridge import physical
 from sim2real.deploy.bridge.faults import (
     FaultCfg, FaultError, fault_names as stream_fault_names, parse_fault_list, parse_schedule,
     RobotFault)
@@ -31,10 +32,11 @@ COMMON_DEFAULTS = {
     'sensor_latency_s': 0.0,
     'sensor_latency_jitter_s': 0.0,
     'record_dir': '',
+    **physical.DEFAULTS,
 }
 """What every robot's bridge declares: physics, ground truth, the command watchdog, noise,
-the fault injector's parameters, and record_dir (a folder: record the ground truth and
-events to MCAP there; '': no recording)."""
+the fault injector's parameters, record_dir (a folder: record the ground truth and events to
+MCAP there; '': no recording) and the floating body's true mass (`physical`)."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,7 @@ def validate(p: dict) -> None:
     streams = bridge.streams
     checks = [
         *bridge.checks(p),
+        *physical.checks(p),
         ('physics_rate_hz', p['physics_rate_hz'] > 0, 'must be > 0'),
         ('command_timeout_s', p['command_timeout_s'] > 0, 'must be > 0'),
         ('fault_drop_probability', 0 <= p['fault_drop_probability'] <= 1, 'must be in [0, 1]'),

@@ -12,6 +12,7 @@ import numpy as np
 from sim2real.deploy.record.reader import LogContents
 from sim2real.deploy.record.runtime_log import (
     array, CALL_TOPIC, number, PUT_TOPIC, sample_from, TICK_TOPIC)
+from sim2real.deploy.runtime.ood import BandCheck
 
 
 @dataclass
@@ -33,6 +34,26 @@ class ReplayResult:
     now_s: list[float] = field(default_factory=list)
     states: list[tuple[str, str]] = field(default_factory=list)
     """(state, reason) the logged runtime reported at each tick."""
+    observations: list[np.ndarray | None] = field(default_factory=list)
+    """The replayed runtime's observation at each tick (None where the policy did not run)."""
+    band: BandCheck | None = None
+    """The replayed policy's training bands."""
+    ood_flags: list[np.ndarray] = field(default_factory=list)
+    """Per tick with an observation, the band's per-term flags."""
+    ood_first_tick: dict[str, int] = field(default_factory=dict)
+    """Term -> index of the first tick it was flagged."""
+
+    def ood_share(self) -> dict[str, float]:
+        """Term -> share of the ticks with an observation at which it was outside its band."""
+        if self.band is None or not self.ood_flags:
+            return {name: 0.0 for name in (self.band.names if self.band else [])}
+        share = np.mean(np.stack(self.ood_flags), axis=0)
+        return {name: float(v) for name, v in zip(self.band.names, share)}
+
+    def ood_first_s(self) -> dict[str, float]:
+        """Term -> seconds from the first tick to the first at which it was flagged."""
+        return {name: self.now_s[index] - self.now_s[0]
+                for name, index in self.ood_first_tick.items()}
 
     def summary(self) -> dict:
         """The figures, JSON-ready (no per-tick arrays)."""
@@ -41,7 +62,11 @@ class ReplayResult:
                 'max_abs_observation_diff': self.max_abs_observation_diff,
                 'first_state_mismatch_tick': self.first_state_mismatch_tick,
                 'first_state_mismatch': self.first_state_mismatch or None,
-                'call_mismatches': list(self.call_mismatches)}
+                'call_mismatches': list(self.call_mismatches),
+                'policy_ticks': len(self.ood_flags),
+                'ood_banded': self.band is not None and bool(self.band.names),
+                'ood_share': self.ood_share(), 'ood_first_tick': dict(self.ood_first_tick),
+                'ood_first_s': self.ood_first_s()}
 
 
 def max_abs_diff(logged: np.ndarray | None, replayed: np.ndarray | None) -> float:
@@ -70,7 +95,7 @@ def events(contents: LogContents):
 
 def replay(contents: LogContents, runtime) -> ReplayResult:
     """Feed the log's puts, ticks and calls to runtime (a fresh Runtime); compare."""
-    result = ReplayResult()
+    result = ReplayResult(band=BandCheck(runtime.contract))
     for topic, record in events(contents):
         if topic == PUT_TOPIC:
             runtime.put(record['stream'], sample_from(record))
@@ -107,6 +132,14 @@ def _tick(runtime, record: dict, result: ReplayResult) -> None:
     result.states.append((record['state'], record['reason']))
     result.logged_commands.append(logged)
     result.replayed_commands.append(np.asarray(step.command, float))
+    result.observations.append(None if step.observation is None
+                               else np.asarray(step.observation, float).reshape(-1))
+    if step.observation is not None:
+        flags = result.band.outside(step.observation)
+        result.ood_flags.append(flags)
+        for name, flagged in zip(result.band.names, flags):
+            if flagged:
+                result.ood_first_tick.setdefault(name, index)
     result.max_abs_command_diff = max(result.max_abs_command_diff,
                                       max_abs_diff(logged, step.command))
     result.max_abs_action_diff = max(result.max_abs_action_diff,

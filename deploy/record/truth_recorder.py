@@ -22,10 +22,12 @@ METADATA = 'sim2real_bridge'
 class TruthRecorder:
     """Records one bridge's ground truth and events (see the module docstring)."""
 
-    def __init__(self, params: dict, folder):
-        """Start recording to folder with the bridge's parameters (a flat dict)."""
+    def __init__(self, params: dict, folder, physical: dict | None = None):
+        """Start recording to folder with the bridge's parameters (a flat dict) and the true
+        physical parameters of the simulated robot (name -> value, `bridge.physical`)."""
         from pathlib import Path
-        metadata = {'robot': params['robot'], 'version': __version__,
+        metadata = {**{f'physical.{k}': str(v) for k, v in (physical or {}).items()},
+                    'robot': params['robot'], 'version': __version__,
                     'physics_rate_hz': f'{params["physics_rate_hz"]:g}',
                     'ground_truth_rate_hz': f'{params["ground_truth_rate_hz"]:g}',
                     'seed': str(params['seed']), 'started_unix_ns': str(time.time_ns())}

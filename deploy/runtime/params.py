@@ -26,7 +26,8 @@ class ParamError(ValueError):
 
 @dataclass
 class RecordParams:
-    """The flight recorder's parameters (every robot's node has them)."""
+    """The flight recorder's and the training-band monitor's parameters (every robot's node
+    has them)."""
 
     record: bool = True
     """Log what the node received and decided to MCAP (sim2real.deploy.record); false: no
@@ -35,6 +36,11 @@ class RecordParams:
     """Folder of the logs; '': $ROS_HOME/sim2real/flights ($ROS_HOME defaults to ~/.ros)."""
     record_max_file_mb: float = 512.0
     """A log file past this size is finished and the next one started [MiB]."""
+    ood_window_s: float = 1.0
+    """Window of the share of ticks each observation term spent outside its training band
+    (diagnostics ood_share.TERM) [s]."""
+    ood_warn_share: float = 0.05
+    """A share above this makes the diagnostics a warning naming the term (never a latch)."""
 
 
 @dataclass

@@ -231,7 +231,7 @@ def cmd_hil(args: argparse.Namespace) -> int:
     from sim2real.hil.runner import run_hil
     result = run_hil(args.robot, args.policy, duration_s=args.duration, faults=args.faults,
                      params_file=args.params, log_dir=args.log_dir, expect=args.expect,
-                     record=args.record)
+                     record=args.record, bridge=args.bridge)
     if args.json:
         write_json(result)
     else:

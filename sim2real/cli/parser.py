@@ -207,6 +207,10 @@ def _add_judges(sub, common) -> None:
                    help="the node's flight recorder writes MCAP logs to DIR/policy_node "
                         '(`sim2real replay` re-runs them) and the simulated robot its ground '
                         'truth and events to DIR/sim_bridge; default: no recording')
+    p.add_argument('--bridge', action='append', default=[], metavar='NAME=VALUE',
+                   help='a parameter of the simulated robot over the parameter file, e.g. '
+                        'base_mass_scale=1.5 or base_payload_kg=6 (a robot heavier than the '
+                        'one trained for); repeatable')
     p.add_argument('--expect', action='append', default=[], type=floor, metavar='METRIC>=X',
                    help='a floor on a figure of the nominal run (or METRIC<=X), added to the '
                         "robot's or replacing its floor or error bound on that metric; "

@@ -16,8 +16,8 @@ from sim2real.contract_digest import bind_contract
 from sim2real.onnx_io import cpu_session as onnx_session
 from sim2real.onnx_io import read_contract
 
-__all__ = ['export_onnx', 'ExportError', 'INPUT_NAME', 'onnx_session', 'OUTPUT_NAME',
-           'read_contract', 'verify_onnx']
+__all__ = ['export_onnx', 'ExportError', 'INPUT_NAME', 'onnx_callable', 'onnx_session',
+           'OUTPUT_NAME', 'read_contract', 'verify_onnx']
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +45,20 @@ def export_onnx(policy: nn.Module, contract: Contract, path: str | Path) -> Path
         onnx.checker.check_model(model)
         onnx.save(bind_contract(model, contract), str(tmp))
     return path
+
+
+def onnx_callable(source, where: str = ''):
+    """A torch-in, torch-out callable running an ONNX policy (path, bytes or model) on
+    onnxruntime's CPU provider."""
+    if isinstance(source, onnx.ModelProto):
+        source = source.SerializeToString()
+    session = onnx_session(source, where)
+
+    def act(obs: torch.Tensor) -> torch.Tensor:
+        out = session.run([OUTPUT_NAME],
+                          {INPUT_NAME: obs.cpu().numpy().astype(np.float32)})[0]
+        return torch.from_numpy(out).to(obs.device)
+    return act
 
 
 def verify_onnx(policy: nn.Module, path: str | Path, num_samples: int = 1000,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import os
@@ -13,12 +14,14 @@ from typing import Sequence
 import yaml
 
 from sim2real.assets import asset_dirs
+from sim2real.deploy.bridge.params import declared_parameters
 from sim2real.hil import metrics
 from sim2real.hil.monitor import HilError, HilMonitor
 from sim2real.hil.processes import (
     node_command, NodeProcess, private_domain_id, ros_environment)
 from sim2real.hil.robot import hil_of, RobotHil
 from sim2real.onnx_io import read_contract
+from sim2real.overrides import did_you_mean
 from sim2real.hil.verdicts import fault_verdict, hil_verdict, merge_floors, nominal_verdict
 from sim2real.verdict import as_dicts, Floor
 
@@ -64,8 +67,11 @@ def select_faults(robot: str, spec: str, node: dict, bridge: dict, contract=None
 def run_hil(robot: str, policy: str | Path, duration_s: float = 10.0, faults: str = 'all',
             params_file: str | Path | None = None, log_dir: str | Path | None = None,
             scenario: dict | None = None, expect: Sequence[Floor] = (),
-            record: str | Path | None = None) -> dict:
+            record: str | Path | None = None, bridge: Sequence[str] = ()) -> dict:
     """Run the HIL scenarios for robot with an exported policy; the result as a dict.
+
+    bridge: 'name=value' settings of the simulated robot's parameters over the parameter
+    file's (e.g. 'base_mass_scale=1.5': a vehicle heavier than the one trained for).
 
     record: a folder for the node's flight recorder (RECORD/policy_node) and the bridge's
     ground truth and events (RECORD/sim_bridge); None: neither records.
@@ -80,6 +86,7 @@ def run_hil(robot: str, policy: str | Path, duration_s: float = 10.0, faults: st
         raise FileNotFoundError(f'policy file {policy} does not exist')
     params = Path(params_file) if params_file else params_path(robot)
     node_cfg, bridge_cfg = load_sections(params)
+    bridge_sets = bridge_overrides(robot, bridge)
     cases = select_faults(robot, faults, node_cfg, bridge_cfg, read_contract(policy))
     log_dir = Path(log_dir or tempfile.mkdtemp(prefix='sim2real-hil-'))
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -88,7 +95,7 @@ def run_hil(robot: str, policy: str | Path, duration_s: float = 10.0, faults: st
     env = ros_environment(domain)
     procs = [
         NodeProcess('sim_bridge', node_command('sim2real.deploy.sim_bridge', params,
-                                               truth_overrides(record)),
+                                               {**truth_overrides(record), **bridge_sets}),
                     env, log_dir / 'sim_bridge.log'),
         NodeProcess('policy_node', node_command('sim2real.deploy.policy_node', params,
                                                 {'policy_file': str(policy),
@@ -118,6 +125,31 @@ def truth_overrides(record: str | Path | None) -> dict[str, str]:
     if record is None:
         return {}
     return {'record_dir': str(Path(record).resolve() / 'sim_bridge')}
+
+
+def bridge_overrides(robot: str, sets: Sequence[str]) -> dict[str, str]:
+    """'name=value' settings as the bridge's -p overrides (YAML values, a float parameter's
+    integer written as a float); ValueError naming an unknown parameter or a bad value."""
+    declared = declared_parameters(robot)
+    out = {}
+    for text in sets:
+        name, sep, value = text.partition('=')
+        name = name.strip()
+        if not sep or not name:
+            raise ValueError(f'--bridge {text!r}: expected NAME=VALUE')
+        if name not in declared or name == 'robot':
+            raise ValueError(f'--bridge {name}: not a sim_bridge parameter of the {robot}'
+                             f'{did_you_mean(name, [k for k in declared if k != "robot"])}')
+        parsed = yaml.safe_load(value)
+        default = declared[name]
+        if isinstance(default, float) and isinstance(parsed, int) and not isinstance(
+                parsed, bool):
+            parsed = float(parsed)
+        if type(parsed) is not type(default):
+            raise ValueError(f'--bridge {name}={value}: must be {type(default).__name__} '
+                             f'like its default {default!r}')
+        out[name] = value if isinstance(parsed, str) else json.dumps(parsed)
+    return out
 
 
 def record_overrides(record: str | Path | None) -> dict[str, str]:

@@ -58,8 +58,6 @@ class QuadrotorSim:
         self.model, self.rotors = quadrotor_model(urdf_path, self.dt_s)
         self.data = mujoco.MjData(self.model)
         body = self.model.body(BASE_BODY)
-        self.mass_kg = float(body.mass[0])
-        self.hover_thrust_n = self.mass_kg * GRAVITY_M_S2
         self.max_collective_thrust_n = 4 * self.rotors.max_thrust_n
         self.actuator = QuadrotorActuator(self.rotors, body.inertia.copy(), 1, xp=np,
                                           dtype=np.float64)
@@ -78,12 +76,15 @@ class QuadrotorSim:
         # first array_api_compat calls import its numpy wrapper (~60 ms): do it here, not
         # in the real-time loop
         self.actuator.substep(np.zeros((1, 3)), self.dt_s)
-        self._hover_speed_rad_s = self.actuator.hover_speed_rad_s(self.mass_kg)
         terms.quat_to_rotmat(np.array([1.0, 0.0, 0.0, 0.0]))
         self.reset()
 
     def reset(self, now_s: float | None = None) -> None:
-        """Back to the start pose, held, no command yet; event 'reset' when timed."""
+        """Back to the start pose, held, no command yet; event 'reset' when timed. The mass
+        is read from the model here (the bridge may have changed it, `bridge.physical`)."""
+        self.mass_kg = float(self.model.body(BASE_BODY).mass[0])
+        self.hover_thrust_n = self.mass_kg * GRAVITY_M_S2
+        self._hover_speed_rad_s = self.actuator.hover_speed_rad_s(self.mass_kg)
         mujoco.mj_resetData(self.model, self.data)
         self.data.qpos[0:3] = self.start_pos_m
         self.data.qpos[3:7] = self.start_quat_wxyz

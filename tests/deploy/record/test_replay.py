@@ -7,11 +7,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from sim2real.contract import TermBand
 from sim2real.deploy.record.reader import read_log
 from sim2real.deploy.record.replay import max_abs_diff, replay
 from sim2real.deploy.record.runtime_log import RecordingRuntime
 from sim2real.deploy.record.writer import Recorder, RecorderCfg
 from sim2real.deploy.runtime import Runtime, Sample
+from sim2real.export.observation_band import with_bands
 from sim2real.export.onnx_policy import export_onnx
 from tests.deploy.conftest import tiny_policy
 
@@ -150,3 +152,48 @@ def test_the_node_log_rebuilds_its_runtime_from_its_attachments(tmp_path, quad_p
     with pytest.raises(ValueError, match=f'hashes to {altered}, the log says the node ran '
                                          f'{meta["policy_sha256"]}'):
         rebuild_runtime(log, tmp_path / 'work2')
+
+
+def test_replay_reports_the_share_of_ticks_each_term_left_its_band(
+        tmp_path, quad_params_file, quad_contract, write_params):
+    """Bands set to the logged observations' own min and max flag nothing; with the first
+    term's first element capped at its median, that term is flagged at the ticks above the
+    median (their share, from the first of them), the others never."""
+    log = _record(tmp_path, quad_params_file, _quadrotor_flight)
+    first = replay(log, Runtime.from_files(None, quad_params_file))
+    observed = np.array([o for o in first.observations if o is not None])
+    bands, start = [], 0
+    for term in quad_contract.observations:
+        width = term.size * term.history_length
+        values = observed[:, start:start + width].reshape(-1, term.size)
+        start += width
+        bands.append(TermBand(low=values.min(0).tolist(), high=values.max(0).tolist(),
+                              mean=values.mean(0).tolist(), std=values.std(0).tolist(),
+                              samples=len(values)))
+
+    def replay_with(bands_used):
+        banded = with_bands(quad_contract, bands_used)
+        policy = export_onnx(tiny_policy(quad_contract.observation_size,
+                                         quad_contract.action.size), banded,
+                             tmp_path / f'banded{len(list(tmp_path.iterdir()))}.onnx')
+        params = write_params({'policy_file': str(policy)})
+        return replay(log, Runtime.from_files(None, params))
+
+    inside = replay_with(bands)
+    assert inside.max_abs_command_diff == 0.0
+    assert set(inside.ood_share().values()) == {0.0} and inside.ood_first_tick == {}
+    name = quad_contract.observations[0].name
+    column = observed[:, 0]
+    median = float(np.median(column))
+    capped = [TermBand(**{**vars(bands[0]), 'high': [median, *bands[0].high[1:]]}),
+              *bands[1:]]
+    result = replay_with(capped)
+    above = column > median * (1 + 1e-6) + 1e-6
+    assert result.ood_share()[name] == pytest.approx(above.mean())
+    assert 0.3 < result.ood_share()[name] < 0.7
+    assert sum(result.ood_share().values()) == result.ood_share()[name]
+    ticks_with_obs = [i for i, o in enumerate(first.observations) if o is not None]
+    assert result.ood_first_tick == {name: ticks_with_obs[int(np.argmax(above))]}
+    summary = result.summary()
+    assert summary['ood_share'][name] == result.ood_share()[name]
+    assert summary['policy_ticks'] == len(observed) and summary['ood_banded'] is True
