@@ -99,7 +99,9 @@ class RecordingRuntime:
         self._tick = recorder.channel(json_channel(TICK_TOPIC, 'sim2real/Tick', {
             'now_s': _NUMBER, 'command': _ARRAY, 'state': {'type': 'string'},
             'reason': {'type': 'string'}, 'inference_s': _NUMBER, 'action': _ARRAY,
-            'observation': _ARRAY}))
+            'observation': _ARRAY, 'period_error_s': _NUMBER, 'integrator': {'type': 'object'},
+            'estimates': {'type': 'object'}}))
+        self._last_now_s: float | None = None
         self._call = recorder.channel(json_channel(CALL_TOPIC, 'sim2real/Call', {
             'call': {'type': 'string'}, 'now_s': _NUMBER, 'ok': {'type': 'boolean'},
             'message': {'type': 'string'}}))
@@ -118,13 +120,20 @@ class RecordingRuntime:
             'values': {str(k): typed(v) for k, v in values.items()}}, time.time_ns())
 
     def step(self, now_s: float):
-        """Runtime.step, logged with what it decided."""
+        """Runtime.step, logged with what it decided, the integrator's state, the robot's
+        estimates and the tick's period error [s] (0 at the first tick)."""
         result = self.runtime.step(now_s)
+        runtime = self.runtime
+        period_error_s = (0.0 if self._last_now_s is None
+                          else now_s - self._last_now_s - runtime.period_s)
+        self._last_now_s = now_s
         self.recorder.write_json(self._tick, {
             'now_s': plain(now_s), 'command': plain(result.command), 'state': result.state,
             'reason': result.reason, 'inference_s': plain(result.inference_s),
-            'action': plain(result.action), 'observation': plain(result.observation)},
-            time.time_ns())
+            'action': plain(result.action), 'observation': plain(result.observation),
+            'period_error_s': plain(period_error_s),
+            'integrator': plain(runtime.integrator.state()),
+            'estimates': plain(runtime.profile.estimates())}, time.time_ns())
         return result
 
     def enable(self, now_s: float) -> tuple[bool, str]:

@@ -71,6 +71,10 @@ class Integrator:
         self.history[0] = clipped
         return self.command(clipped)
 
+    def state(self) -> dict[str, np.ndarray]:
+        """What the integrator carries from tick to tick, by name (the recorder logs it)."""
+        return {'action_history': self.history}
+
     def command(self, a: np.ndarray) -> np.ndarray:
         """Command for a clipped output."""
         raise NotImplementedError
@@ -147,6 +151,10 @@ class JointPositionOffset(Integrator):
         super().reset()
         seed = self.default_rad if joint_pos_rad is None else joint_pos_rad
         self.target_rad = np.clip(np.asarray(seed, dtype=np.float64), *self.bounds_rad)
+
+    def state(self) -> dict[str, np.ndarray]:
+        """The action history and the target state [rad]."""
+        return {**super().state(), 'target_rad': self.target_rad}
 
     def command(self, a: np.ndarray) -> np.ndarray:
         """Joint position targets q* [rad], within the bounds."""

@@ -148,6 +148,14 @@ class JointProfile:
         zero = np.zeros(len(self.names))
         return self._command(self.joint_state(store)[0], zero, zero)
 
+    def estimates(self) -> dict[str, np.ndarray]:
+        """What the parts estimate this tick, by name with units (the flight recorder logs
+        them)."""
+        out = {}
+        for part in self.parts:
+            out.update(part.estimates())
+        return out
+
     def part(self, cls: type):
         """The composed part of class cls (None without one)."""
         return next((p for p in self.parts if isinstance(p, cls)), None)

@@ -67,6 +67,10 @@ class PartBase:
     def update(self, store: SensorStore, profile) -> None:
         """Nothing to update."""
 
+    def estimates(self) -> dict[str, np.ndarray]:
+        """No estimate of its own."""
+        return {}
+
 
 @dataclass
 class BaseImuParams:
@@ -225,6 +229,12 @@ class LegOdometryPart(PartBase):
         self.odometry.update(q, qd, store.value('imu', 'ang_vel_b'),
                              rotmat_from_quat(store.value('imu', 'quat_wxyz')),
                              self.contact(store, joints))
+
+    def estimates(self) -> dict[str, np.ndarray]:
+        """The leg-odometry base velocity [m/s; body frame] (none without the feet)."""
+        if self.odometry is None:
+            return {}
+        return {'leg_odometry_lin_vel_b_m_s': np.asarray(self.odometry.lin_vel_b).copy()}
 
     def contact(self, store: SensorStore, joints) -> np.ndarray | None:
         """Measured contact per foot of a foot reading received within contact_max_age_s of

@@ -66,6 +66,9 @@ class RobotProfile(Protocol):
                     store: SensorStore | None) -> np.ndarray:
         """The last limits every command passes."""
 
+    def estimates(self) -> dict[str, np.ndarray]:
+        """Quantities the robot estimates this tick, by name with units ({} for none)."""
+
 
 @dataclass(frozen=True)
 class RobotRuntime:

@@ -92,6 +92,10 @@ class QuadrotorProfile:
         return self._rotmat_of[1]
 
     # -- state -------------------------------------------------------------------------
+    def estimates(self) -> dict[str, np.ndarray]:
+        """The odometry twist check's residual [m] (the flight recorder logs it)."""
+        return {'odom_twist_residual_m': np.array([float(self.twist.residual_m)])}
+
     def convert(self, stream: str, sample):
         """Samples as they come (a quadrotor's streams need no mapping)."""
         return sample

@@ -39,7 +39,7 @@ QUAD_CASES = [
     ('action.params.hover_thrust_n', _set('action', 'params', 'hover_thrust_n', None)),
     ('default_joint_pos_rad', _set('default_joint_pos_rad', [0.0])),
     ('normalizer', _set('normalizer', 'external')),
-    ('version', _set('version', 2)),
+    ('version', _set('version', 3)),
 ]
 
 

@@ -14,6 +14,7 @@ from sim2real.deploy.runtime import (
 
 SPEC_POLICY_NODE = {
     'record': True, 'record_dir': '', 'record_max_file_mb': 512.0,
+    'ood_window_s': 1.0, 'ood_warn_share': 0.05,
     'policy_file': '', 'robot': 'quadrotor', 'urdf_file': 'quadrotor', 'rate_hz': 100.0,
     'command_interface': 'cmd_vel_legacy', 'odom_topic': 'odom', 'imu_topic': 'imu',
     'setpoint_topic': 'setpoint', 'command_topic': 'cmd_vel_legacy',
@@ -40,6 +41,7 @@ SPEC_SIM_BRIDGE = {
     'fault_schedule': '', 'active_faults': '', 'fault_drop_probability': 0.3,
     'fault_delay_s': 0.01, 'fault_delay_jitter_s': 0.005, 'fault_spike_s': 0.2,
     'sensor_latency_s': 0.0, 'sensor_latency_jitter_s': 0.0,
+    'record_dir': '', 'base_mass_scale': 1.0, 'base_payload_kg': 0.0,
 }
 
 

@@ -312,11 +312,14 @@ def test_the_urdf_is_the_reference_for_the_rotor_model(repo_root, tmp_path):
         check_rotor_physics(contract, path)
 
 
-def test_re_deriving_writes_the_bytes_a_fresh_export_writes(tmp_path):
-    """A fresh export, its digest stripped, then re-derived: byte for byte the same file (so
-    a shipped policy re-bound this way is what `sim2real export RUN_DIR` writes today)."""
+def test_re_deriving_keeps_the_graph_and_adds_the_training_bands(tmp_path):
+    """A fresh export, its digest stripped, then re-derived: the same graph, a contract
+    that differs from the export's only in the bands it now carries, and a second
+    re-derivation writes the same bytes (the bands' rollouts are seeded)."""
+    from sim2real.contract_digest import contract_differences, graph_sha256
     from sim2real.export.onnx_policy import export_onnx
     from sim2real.mdp.contract import contract_from_env
+    from sim2real.onnx_io import read_contract
     from sim2real.policy_io import rebind_onnx
     from sim2real.training import build_env
     from tests.deploy.conftest import tiny_policy
@@ -325,5 +328,10 @@ def test_re_deriving_writes_the_bytes_a_fresh_export_writes(tmp_path):
     fresh = export_onnx(tiny_policy(contract.observation_size, 4), contract,
                         tmp_path / 'fresh.onnx')
     old = strip_digest(onnx.load(str(fresh)), tmp_path / 'old.onnx')
-    rebind_onnx(old, tmp_path / 'again.onnx', trust_graph=True)
-    assert (tmp_path / 'again.onnx').read_bytes() == fresh.read_bytes()
+    again, _, _ = rebind_onnx(old, tmp_path / 'again.onnx', trust_graph=True)
+    assert graph_sha256(onnx.load(str(again))) == graph_sha256(onnx.load(str(fresh)))
+    bound = read_contract(again)
+    assert contract_differences(bound, read_contract(fresh)) == []
+    assert all(term.band is not None for term in bound.observations)
+    twice, _, _ = rebind_onnx(again, tmp_path / 'twice.onnx')
+    assert twice.read_bytes() == again.read_bytes()
