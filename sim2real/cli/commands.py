@@ -217,12 +217,29 @@ def cmd_replay(args: argparse.Namespace) -> int:
                'policy_sha256': rebuilt.policy_sha256,
                'logged_policy_sha256': rebuilt.logged_policy_sha256,
                'damage': contents.damage, **result.summary()}
+    passed, text = replay_verdict(summary, REPLAY_TOLERANCE)
+    if args.out is not None:
+        written = _replay_report(args, contents, rebuilt, result, summary, text)
+        summary['report'] = [str(path) for path in written]
     if args.json:
         write_json(summary)
     else:
         write(replay_view(summary))
-    passed, text = replay_verdict(summary, REPLAY_TOLERANCE)
     return verdict_line('replay', passed, text)
+
+
+def _replay_report(args, contents, rebuilt, result, summary: dict, verdict: str) -> list:
+    """replay --out: the flight report (with the HIL bridge's truth beside the log)."""
+    import dataclasses
+    from sim2real.deploy.record.rebuild import read_logs
+    from sim2real.deploy.record.report import write_report
+    from sim2real.deploy.record.series import flight_series, truth_folder
+    runtime = rebuilt.runtime
+    folder = truth_folder(args.log)
+    truth = read_logs(folder) if folder is not None else None
+    series = flight_series(contents, runtime.contract, dataclasses.asdict(runtime.params),
+                           truth)
+    return write_report(args.out, summary, series, result, verdict)
 
 
 def cmd_hil(args: argparse.Namespace) -> int:

@@ -226,6 +226,10 @@ def _add_judges(sub, common) -> None:
     p.add_argument('--policy', default=None,
                    help='replay with this policy.onnx instead of the logged one (a '
                         'comparison, not a verdict)')
+    p.add_argument('--out', default=None, metavar='DIR',
+                   help='write a report to DIR: report.md (figures, training-band flags, '
+                        'events) and PNG plots (observation terms against their training '
+                        "band, the robot's own panels)")
     _json_flag(p)
 
 

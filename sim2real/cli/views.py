@@ -7,7 +7,7 @@ from sim2real.cli.output import metrics_table, scalars, table
 EVAL_CONTEXT = ('task', 'policy', 'source', 'checkpoint', 'seed', 'randomization', 'backend',
                 'device', 'verdict', 'warnings', 'video')
 HIL_CONTEXT = ('robot', 'policy', 'domain_id', 'logs', 'nominal_floors', 'faults', 'verdict',
-               'records', 'truth_records')
+               'records', 'truth_records', 'node_ood_share')
 TRAIN_HIDDEN = ('segments',)
 MAX_FAILING_POINTS = 10
 """Failing robustness points listed by name (robustness.json holds all)."""
@@ -34,6 +34,10 @@ def hil_view(result: dict) -> str:
              s['line'].partition(': ')[2]) for s in result['verdict']['scenarios']]
     lines = [head, '', metrics_table(result, result['nominal_floors'], HIL_CONTEXT), '',
              table(rows, ('scenario', 'expected', 'result', 'detail'), wrap_last=True)]
+    flagged = {k: v for k, v in result.get('node_ood_share', {}).items() if v > 0}
+    if flagged:
+        lines += ['', "outside the training band in the nominal flight's last window: " +
+                  ', '.join(f'{name} {share:.0%}' for name, share in flagged.items())]
     if result.get('records'):
         lines += ['', 'flight records (sim2real replay FILE): ' + ', '.join(result['records']),
                   'ground truth and events: ' + ', '.join(result.get('truth_records', []))]
@@ -101,10 +105,21 @@ def replay_view(summary: dict) -> str:
         'ticks', 'max_abs_command_diff', 'max_abs_action_diff', 'max_abs_observation_diff',
         'first_state_mismatch_tick', 'first_state_mismatch')]
     lines = [f'replay {summary["log"]} with {which}', '', table(rows, ('figure', 'value'))]
+    if summary['ood_banded']:
+        band = [(name, f'{share:.2%}', '-' if name not in summary['ood_first_s'] else
+                 f'{summary["ood_first_s"][name]:.3f}')
+                for name, share in summary['ood_share'].items()]
+        lines += ['', f'training band ({summary["policy_ticks"]} ticks with an observation):',
+                  table(band, ('term', 'ticks outside', 'first outside at [s]'))]
+    else:
+        lines += ['', 'training band: the policy carries none (exported before sim2real '
+                      'measured one); `sim2real export POLICY.onnx` adds it']
     for text in summary['call_mismatches']:
         lines.append(f'enable answered otherwise: {text}')
     if summary['damage']:
         lines.append(f'log cut short: {summary["damage"]}')
+    if summary.get('report'):
+        lines.append(f'report: {summary["report"][0]} ({len(summary["report"]) - 1} plots)')
     return '\n'.join(lines)
 
 

@@ -271,6 +271,7 @@ def _run_scenarios(hil: RobotHil, procs, policy: Path, node_cfg: dict, bridge_cf
             **loop_figures(node_cfg, run['diagnostics'], run.get('simulator_stalled_ms', 0.0)),
             **nominal_view(hil, run),
             'received_state_rate_hz': run['received_state_rate_hz'],
+            'node_ood_share': ood_figures(run['diagnostics']),
             'duration_s': duration_s,
             'limit_violations': run['limit_violations'] + sum(
                 f['limit_violations'] for f in fault_results.values()),
@@ -284,6 +285,13 @@ def _run_scenarios(hil: RobotHil, procs, policy: Path, node_cfg: dict, bridge_cf
         hil.stop(mon)
         mon.close()
         rclpy.try_shutdown()
+
+
+def ood_figures(diag: dict) -> dict[str, float]:
+    """Term -> the share of the node's last ood_window_s of ticks it spent outside its
+    training band, as its /diagnostics reported it at the end of the nominal flight."""
+    prefix = 'ood_share.'
+    return {key[len(prefix):]: value for key, value in diag.items() if key.startswith(prefix)}
 
 
 def loop_figures(node_cfg: dict, diag: dict, stalled_ms: float = 0.0) -> dict:

@@ -160,8 +160,11 @@ def test_train_export_eval_round_trip(hover_run):
     assert export['samples'] == 1000
     assert 0.0 <= export['max_abs_diff'] <= 1e-5
     contract = read_contract(hover_run['onnx'])
-    assert contract['version'] == 1
+    assert contract['version'] == 2
     assert contract['task'] == 'quadrotor-hover'
+    for term in contract['observations']:   # the training band, measured over 65536 ticks
+        assert term['band']['samples'] == 65536 * term['history_length']
+        assert len(term['band']['low']) == term['size']
     assert sum(term['size'] for term in contract['observations']) == HOVER_OBS_SIZE
     assert contract['action']['kind'] == 'thrust_body_rates'
     assert contract['action']['size'] == 4

@@ -137,3 +137,34 @@ def test_a_node_killed_with_sigkill_leaves_a_log_read_to_within_a_second(tmp_pat
     assert len(sensor) > 200
     assert killed_ns - sensor[-1].log_time_ns <= 1_000_000_000, log.damage
     assert_replays_exactly(record, cut_short=True)
+
+
+@pytest.mark.slow
+def test_replay_out_writes_a_report_with_bands_events_and_the_robots_panels(flight, tmp_path):
+    """`replay --out DIR`: report.md with the replay's figures, a row per observation term
+    with its share outside the training band, the faults the bridge injected and the
+    node's latches as events; PNGs of the bands and the quadrotor's position and attitude
+    (against the target the node logged each tick); --json names the files and gives
+    ood_share per term."""
+    proc = run_cli('replay', flight.parent, '--out', tmp_path / 'report', '--json',
+                   cwd=tmp_path)
+    result = json_line(proc.stdout)
+    names = [Path(p).name for p in result['report']]
+    assert names == ['report.md', 'observation_bands.png', 'position_attitude.png']
+    for path in result['report'][1:]:
+        assert Path(path).read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+    terms = ['position_error_w', 'rotation_matrix', 'lin_vel_b', 'ang_vel_b',
+             'action_history']
+    assert list(result['ood_share']) == terms and result['ood_banded']
+    assert all(0.0 <= share <= 1.0 for share in result['ood_share'].values())
+    text = (tmp_path / 'report' / 'report.md').read_text()
+    for term in terms:
+        assert f'| {term} ' in text
+    assert '| robot    | fault_on nan_imu' in text and '| robot    | fault_on frozen_odom' in text
+    assert 'state fallback:nan:imu' in text
+    assert 'simulated robot (HIL): base_link 0.027 kg (nominal 0.027 kg)' in text
+    log = read_log(flight)
+    ticks = [decode(m, log) for m in log.messages if m.topic == '/sim2real/tick']
+    assert ticks[-1]['estimates']['target_pos_w_m'] == [0.0, 0.0, 1.5]
+    assert len(ticks[-1]['integrator']['action_history'][0]) == 4
+    assert abs(ticks[-1]['period_error_s']) < 0.05

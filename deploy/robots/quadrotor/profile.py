@@ -70,6 +70,8 @@ class QuadrotorProfile:
         the vehicle could still be falling: see landing.py)."""
         self.rate_streams = ('odom', 'imu') if params.odom_angular_velocity else ('imu',)
         """The streams whose body rates are read (the fresher of them)."""
+        self.target_pos_w_m = np.asarray(params.hover_target_m, dtype=np.float64)
+        """The position target of the last observation built [m; world frame]."""
         self.twist = TwistCheck(params.odom_twist_window_s, params.odom_twist_tolerance_m,
                                 params.odom_twist_frame)
         """Whether the odometry's twist explains the motion of its position."""
@@ -93,8 +95,10 @@ class QuadrotorProfile:
 
     # -- state -------------------------------------------------------------------------
     def estimates(self) -> dict[str, np.ndarray]:
-        """The odometry twist check's residual [m] (the flight recorder logs it)."""
-        return {'odom_twist_residual_m': np.array([float(self.twist.residual_m)])}
+        """The position target of the last observation [m; world] and the odometry twist
+        check's residual [m] (the flight recorder logs them)."""
+        return {'target_pos_w_m': self.target_pos_w_m,
+                'odom_twist_residual_m': np.array([float(self.twist.residual_m)])}
 
     def convert(self, stream: str, sample):
         """Samples as they come (a quadrotor's streams need no mapping)."""
@@ -179,6 +183,7 @@ class QuadrotorProfile:
         rates = np.zeros(3) if gyro is None else gyro.values['ang_vel_b']   # none yet: at rest
         setpoint = store.value('setpoint', 'pos_w')
         target = np.asarray(self.params.hover_target_m) if setpoint is None else setpoint
+        self.target_pos_w_m = np.asarray(target, dtype=np.float64)
         return {
             'pos_w': store.value('odom', 'pos_w'),
             'target_pos_w': target,
