@@ -19,4 +19,18 @@ def assert_replays_exactly(folder: Path, cut_short: bool = False) -> dict:
     assert result['max_abs_observation_diff'] <= 1e-6
     assert result['first_state_mismatch_tick'] is None and result['call_mismatches'] == []
     assert 'verdict replay: pass: ' in proc.stderr
+    assert_every_ros_message_decodes(folder)
     return result
+
+
+def assert_every_ros_message_decodes(folder: Path) -> None:
+    """Every CDR message of the recording decodes, with the standard mcap-ros2 decoder, to a
+    message of its schema's type (the last part of e.g. sensor_msgs/msg/JointState)."""
+    from sim2real.deploy.record.rebuild import read_logs
+    from sim2real.deploy.record.reader import decode
+    contents = read_logs(folder)
+    ros = [m for m in contents.messages if m.encoding == 'cdr']
+    assert len(ros) > 100
+    for message in ros:
+        value = decode(message, contents)
+        assert type(value).__name__ == message.schema_name.rsplit('/', 1)[-1], message.topic
