@@ -41,12 +41,10 @@ def base_velocity(series: FlightSeries) -> Figure | None:
     """The operator's velocity command against the robot's velocity: the node's leg-odometry
     estimate and, for a HIL recording, the simulated robot's true base velocity (body
     frame)."""
-    command = series.puts.get('command')
-    command = command.stacked('velocity_command') if command is not None else None
+    command = series.received('command', 'velocity_command')
     if command is None:
         return None
-    estimate = series.estimates.get('leg_odometry_lin_vel_b_m_s')
-    estimate = estimate.stacked('leg_odometry_lin_vel_b_m_s') if estimate else None
+    estimate = series.estimated('leg_odometry_lin_vel_b_m_s')
     truth = series.truth.stacked('lin_vel_b')
     plots = []
     for axis, label in ((0, 'forward vx [m/s]'), (1, 'lateral vy [m/s]')):
@@ -62,19 +60,17 @@ def base_velocity(series: FlightSeries) -> Figure | None:
 def position_and_attitude(series: FlightSeries) -> Figure | None:
     """Odometry position against the target the policy flew to, and roll, pitch and yaw
     (the target attitude is level)."""
-    odom = series.puts.get('odom')
-    position = odom.stacked('pos_w') if odom is not None else None
+    position = series.received('odom', 'pos_w')
     if position is None:
         return None
-    target = series.estimates.get('target_pos_w_m')
-    target = target.stacked('target_pos_w_m') if target else None
+    target = series.estimated('target_pos_w_m')
     plots = []
     for axis, name in enumerate('xyz'):
         lines = [Line('odometry', position[0], position[1][:, axis])]
         if target is not None:
             lines.append(Line('target', target[0], target[1][:, axis], '--'))
         plots.append(Plot(f'position {name} (world)', 'm', lines))
-    quat = odom.stacked('quat_wxyz')
+    quat = series.received('odom', 'quat_wxyz')
     if quat is not None:
         rpy = np.array([_rpy(q) for q in quat[1]])
         plots.append(Plot('attitude (target: level)', 'rad', [

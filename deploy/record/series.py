@@ -69,6 +69,14 @@ class FlightSeries:
     truth_metadata: dict[str, str] = field(default_factory=dict)
     """The bridge log's metadata (robot, rates, the true physical parameters)."""
 
+    def received(self, stream: str, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """(times, values) of one value of a received stream, None when never received."""
+        return self.puts[stream].stacked(name) if stream in self.puts else None
+
+    def estimated(self, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """(times, values) of one of the robot's estimates, None when never logged."""
+        return self.estimates[name].stacked(name) if name in self.estimates else None
+
     def command_matrix(self) -> tuple[np.ndarray, np.ndarray]:
         """(times, commands stacked) of the ticks with a command."""
         rows = [(t, c) for t, c in zip(self.tick_t_s, self.commands) if c is not None]
