@@ -12,7 +12,8 @@ from sim2real.atomic import atomic_path
 from sim2real.contract import Contract, CONTRACT_KEY, ContractError
 from sim2real.contract_digest import (
     bind_contract, contract_differences, graph_sha256, metadata, stored_graph_sha256)
-from sim2real.export.observation_band import BAND_ENVS, BAND_SEED, measure_bands
+from sim2real.export.observation_band import (
+    band_envs, BAND_SAMPLES, BAND_SEED, measure_bands)
 from sim2real.export.onnx_policy import export_onnx, onnx_callable, verify_onnx
 from sim2real.onnx_io import load_model
 from sim2real.mdp.contract import contract_from_env
@@ -35,24 +36,29 @@ def load_run(run_dir: str | Path, iteration: int | None = None
     return policy_from_state(state, config), config, path
 
 
-def run_contract(config: dict, policy: nn.Module | None = None) -> Contract:
-    """The contract of a run, derived from its training env; with policy, each term's
-    training band measured by rolling policy out there (`observation_band`)."""
+def run_contract(config: dict, policy: nn.Module | None = None,
+                 band_samples: int = BAND_SAMPLES) -> Contract:
+    """The contract of a run, derived from its training env; with policy (and band_samples
+    > 0), each term's training band measured by rolling policy out there
+    (`observation_band`)."""
     args = TrainArgs(**config['args'])
-    env = build_env(args.task, seed=BAND_SEED, num_envs=BAND_ENVS if policy else 1,
-                    action=args.action, num_threads=0 if policy else 1,
+    measure = policy is not None and band_samples > 0
+    env = build_env(args.task, seed=BAND_SEED, num_envs=band_envs(band_samples, measure),
+                    action=args.action, num_threads=0 if measure else 1,
                     sets=task_env_sets(args.sets))
     contract = contract_from_env(env)
-    return contract if policy is None else measure_bands(contract, env, policy)
+    return measure_bands(contract, env, policy, band_samples) if measure else contract
 
 
 def export_run(run_dir: str | Path, out: str | Path | None = None,
                num_samples: int = 1000, tolerance: float = 1e-5,
-               iteration: int | None = None) -> tuple[Path, float, Path]:
-    """Export a checkpoint's policy (iteration None: the newest) to ONNX and verify it;
-    returns (path, max abs difference, the checkpoint's path)."""
+               iteration: int | None = None, band_samples: int = BAND_SAMPLES
+               ) -> tuple[Path, float, Path]:
+    """Export a checkpoint's policy (iteration None: the newest) to ONNX with its training
+    band measured over band_samples observations (0: none) and verify it; returns (path,
+    max abs difference, the checkpoint's path)."""
     policy, config, checkpoint = load_run(run_dir, iteration)
-    contract = run_contract(config, policy)
+    contract = run_contract(config, policy, band_samples)
     out = Path(out) if out is not None else Path(run_dir) / 'policy.onnx'
     export_onnx(policy, contract, out)
     max_abs = verify_onnx(policy, out, num_samples=num_samples, tolerance=tolerance)
@@ -60,18 +66,23 @@ def export_run(run_dir: str | Path, out: str | Path | None = None,
     return out, max_abs, checkpoint
 
 
-def task_contract(task: str, action_kind: str, model: onnx.ModelProto | None = None
-                  ) -> Contract:
+def task_contract(task: str, action_kind: str, model: onnx.ModelProto | None = None,
+                  band_samples: int = BAND_SAMPLES) -> Contract:
     """The contract the registered task gives today for an action kind; with model (an
-    ONNX policy of that task), each term's training band measured by rolling it out."""
-    env = build_env(task, seed=BAND_SEED, num_envs=BAND_ENVS if model else 1,
-                    action=action_kind, num_threads=0 if model else 1)
+    ONNX policy of that task, and band_samples > 0), each term's training band measured by
+    rolling it out."""
+    measure = model is not None and band_samples > 0
+    env = build_env(task, seed=BAND_SEED, num_envs=band_envs(band_samples, measure),
+                    action=action_kind, num_threads=0 if measure else 1)
     contract = contract_from_env(env)
-    return contract if model is None else measure_bands(contract, env, onnx_callable(model))
+    if not measure:
+        return contract
+    return measure_bands(contract, env, onnx_callable(model), band_samples)
 
 
 def rebind_onnx(src: str | Path, out: str | Path | None = None,
-                trust_graph: bool = False) -> tuple[Path, str, str]:
+                trust_graph: bool = False, band_samples: int = BAND_SAMPLES
+                ) -> tuple[Path, str, str]:
     """Bind an ONNX policy's graph to the contract its task gives today (re-export without
     the run); returns (path, graph SHA-256, how the graph was vouched for).
 
@@ -102,7 +113,7 @@ def rebind_onnx(src: str | Path, out: str | Path | None = None,
         raise ContractError(
             f'{differ[0]}: the contract in {src} differs from the one task "{stored.task}" '
             f'gives ({", ".join(differ)}); re-export it from its run directory instead')
-    fresh = task_contract(stored.task, stored.action.kind, model)   # with its bands
+    fresh = task_contract(stored.task, stored.action.kind, model, band_samples)   # + bands
     out = Path(out) if out is not None else src
     with atomic_path(out) as tmp:
         onnx.save(bind_contract(model, fresh), str(tmp))

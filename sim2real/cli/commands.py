@@ -114,16 +114,19 @@ def cmd_export(args: argparse.Namespace) -> int:
         if args.checkpoint is not None:
             raise ValueError(f'--checkpoint: {args.run_dir} is an ONNX file, not a run '
                              'directory with checkpoints')
-        path, graph, vouched = rebind_onnx(args.run_dir, args.out, args.trust_graph)
-        result = {'onnx': str(path), 'graph_sha256': graph, 'graph': vouched}
+        path, graph, vouched = rebind_onnx(args.run_dir, args.out, args.trust_graph,
+                                           band_samples=args.band_samples)
+        result = {'onnx': str(path), 'graph_sha256': graph, 'graph': vouched,
+                  'band_samples': args.band_samples}
         text = f'bound the contract of {path} to its graph {graph} ({vouched})'
     else:
         path, max_abs, checkpoint = export_run(args.run_dir, args.out,
                                                num_samples=args.samples,
                                                tolerance=args.tolerance,
-                                               iteration=args.checkpoint)
+                                               iteration=args.checkpoint,
+                                               band_samples=args.band_samples)
         result = {'onnx': str(path), 'max_abs_diff': max_abs, 'samples': args.samples,
-                  'checkpoint': str(checkpoint)}
+                  'checkpoint': str(checkpoint), 'band_samples': args.band_samples}
         text = (f'exported {path} from {checkpoint}; onnxruntime vs torch max |diff| '
                 f'{max_abs:.3g} over {args.samples} observations (tolerance '
                 f'{args.tolerance:g})\nnext: sim2real eval {path}')

@@ -7,6 +7,7 @@ import argparse
 from sim2real import __version__
 from sim2real.algo_cfg import ALGORITHMS
 from sim2real.cli import commands
+from sim2real.export.observation_band import BAND_SAMPLES
 from sim2real.cli.argtypes import (
     floor, gif_path, non_negative_int, positive_float, positive_int)
 
@@ -138,6 +139,10 @@ def _add_export(sub, common) -> None:
                         'nothing can show it is the one exported (compare the printed '
                         'graph_sha256 with the one you expect)')
     p.add_argument('--samples', type=positive_int, default=1000, help='observations compared')
+    p.add_argument('--band-samples', type=non_negative_int, default=BAND_SAMPLES,
+                   help="observation vectors of the policy's rollouts under training "
+                        'randomization its training band is measured over (0: no band, so '
+                        'neither replay nor the node flags what training never showed it)')
     p.add_argument('--tolerance', type=positive_float, default=1e-5,
                    help='max |onnx - torch|')
     _json_flag(p)

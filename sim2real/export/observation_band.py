@@ -15,10 +15,8 @@ import math
 from typing import Callable
 
 import numpy as np
-import torch
 
 from sim2real.contract import Contract, TermBand
-from sim2real.device import device_scope
 
 log = logging.getLogger(__name__)
 
@@ -36,10 +34,13 @@ BAND_SEED = 20261206
 """Seed of the rollouts, so an export is reproducible byte for byte."""
 
 
-def collect_observations(env, policy: Callable[[torch.Tensor], torch.Tensor],
-                         samples: int = BAND_SAMPLES) -> np.ndarray:
+def collect_observations(env, policy: Callable, samples: int = BAND_SAMPLES) -> np.ndarray:
     """The policy group's observations over ceil(samples / num_envs) steps of env driven by
-    policy (episodes reset as in training), float64 (steps x num_envs, observation_size)."""
+    policy (torch tensors in and out; episodes reset as in training), float64
+    (steps x num_envs, observation_size)."""
+    import torch   # the CLI parser reads this module's constants: no torch at import
+
+    from sim2real.device import device_scope
     steps = math.ceil(samples / env.num_envs)
     obs = env.reset()
     rows = []
@@ -75,9 +76,14 @@ def with_bands(contract: Contract, bands: list[TermBand]) -> Contract:
     return dataclasses.replace(contract, observations=terms)
 
 
-def measure_bands(contract: Contract, env, policy) -> Contract:
+def band_envs(samples: int, measure: bool = True) -> int:
+    """Environments for a band over samples vectors (1 when nothing is measured)."""
+    return max(1, min(BAND_ENVS, samples)) if measure else 1
+
+
+def measure_bands(contract: Contract, env, policy, samples: int = BAND_SAMPLES) -> Contract:
     """contract with the bands policy's observations in env give (see module docstring)."""
-    observations = collect_observations(env, policy)
+    observations = collect_observations(env, policy, samples)
     if not np.isfinite(observations).all():
         raise ValueError('the rollouts for the observation band produced non-finite '
                          'observations')

@@ -88,3 +88,16 @@ def test_bands_are_not_a_contract_difference():
     contract = read_contract(POLICY_DIR / 'quadrotor_hover.onnx')
     bare = with_bands(contract, [None] * len(contract.observations))
     assert contract_differences(contract, bare) == []
+
+
+def test_rebinding_measures_as_many_vectors_as_asked(tmp_path):
+    """`export FILE --band-samples 100`: 100 vectors (history slots pooled: 3 x 100 for a
+    3-slot term); 0: no band, the graph kept either way."""
+    from sim2real.policy_io import rebind_onnx
+    src = POLICY_DIR / 'quadrotor_hover.onnx'
+    none, graph, _ = rebind_onnx(src, tmp_path / 'none.onnx', band_samples=0)
+    assert [t.band for t in read_contract(none).observations] == [None] * 5
+    few, again, _ = rebind_onnx(src, tmp_path / 'few.onnx', band_samples=100)
+    samples = [t.band.samples for t in read_contract(few).observations]
+    assert samples == [100, 100, 300, 400, 100]
+    assert graph == again

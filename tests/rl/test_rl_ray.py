@@ -159,7 +159,7 @@ def test_train_with_workers_from_the_command_line(tmp_path):
     assert (summary['workers'], summary['algo']) == (2, 'ppo')
     assert summary['env_steps'] == 2 * 32 * rollout
     proc = subprocess.run([sys.executable, '-m', 'sim2real.cli.main', 'export', str(run),
-                           '--json'],
+                           '--band-samples', '512', '--json'],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     odd_args = [str(tmp_path / 'odd') if arg == str(run) else arg for arg in train[:-6]]

@@ -133,7 +133,8 @@ def _trained_holding_policy(tmp_path_factory, task: str) -> Path:
     """A 1-iteration, 16-env run of task with its last actor layer zeroed, exported."""
     run = tmp_path_factory.mktemp(task)
     for args in (['train', task, '--run-dir', str(run), '--num-envs', '16',
-                  '--max-iterations', '1', '--no-progress'], 'hold', ['export', str(run)]):
+                  '--max-iterations', '1', '--no-progress'], 'hold',
+                 ['export', str(run), '--band-samples', '1024']):
         if args == 'hold':
             _zero_last_actor_layer(max((run / 'checkpoints').glob('model_*.pt')))
             continue

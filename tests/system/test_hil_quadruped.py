@@ -46,7 +46,8 @@ def smoke_policy(tmp_path_factory):
     """A quadruped-flat policy from a 1-iteration, 16-env training run, exported."""
     run = tmp_path_factory.mktemp('qsmoke')
     for args in (['train', 'quadruped-flat', '--run-dir', str(run), '--num-envs', '16',
-                  '--max-iterations', '1', '--no-progress'], ['export', str(run)]):
+                  '--max-iterations', '1', '--no-progress'],
+                 ['export', str(run), '--band-samples', '1024']):
         out = subprocess.run([sys.executable, '-m', 'sim2real.cli.main', *args],
                              capture_output=True, text=True, timeout=240, cwd=ROOT)
         assert out.returncode == 0, out.stderr[-3000:]

@@ -33,7 +33,7 @@ def _unsafe_policy(tmp_path: Path) -> Path:
     model['actor.4.weight'].zero_()
     model['actor.4.bias'].copy_(torch.tensor([0.0, 1.0, 0.0, 0.0]))   # full roll rate
     torch.save(checkpoint, path)
-    export = _cli('export', run, cwd=tmp_path)
+    export = _cli('export', run, '--band-samples', 1024, cwd=tmp_path)
     assert export.returncode == 0, export.stderr[-2000:]
     return run / 'policy.onnx'
 

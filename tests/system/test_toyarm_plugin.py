@@ -98,7 +98,7 @@ def test_a_plugin_robot_trains_exports_and_passes_hil(plugin, tmp_path):
     summary = json.loads(trained.stdout.strip().splitlines()[-1])
     assert summary['iterations'] == 2
 
-    exported = _cli(plugin, 'export', str(run), '--json')
+    exported = _cli(plugin, 'export', str(run), '--band-samples', '512', '--json')
     assert exported.returncode == 0, exported.stderr[-3000:]
     check = json.loads(exported.stdout.strip().splitlines()[-1])
     assert check['max_abs_diff'] < 1e-4

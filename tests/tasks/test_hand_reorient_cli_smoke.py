@@ -14,7 +14,8 @@ def test_train_export_eval_hand_reorient(tmp_path):
                    '--max-iterations', 2, '--threads', 1, '--no-progress', '--json',
                    cwd=tmp_path)
     assert summary['task'] == 'hand-reorient' and summary['env_steps'] == 2 * 32 * 16
-    exported = _cli('export', run, '--samples', 100, '--json', cwd=tmp_path)
+    exported = _cli('export', run, '--samples', 100, '--band-samples', 512, '--json',
+                    cwd=tmp_path)
     assert exported['max_abs_diff'] < 1e-5
     contract = read_contract(exported['onnx'])
     assert contract.observation_size == 111

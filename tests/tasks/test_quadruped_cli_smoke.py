@@ -28,7 +28,8 @@ def test_train_export_eval_quadruped_flat(tmp_path):
                    cwd=tmp_path)
     assert summary['task'] == 'quadruped-flat' and summary['iterations'] == 2
     assert summary['env_steps'] == 2 * 24 * 64
-    exported = _cli('export', run, '--samples', 100, '--json', cwd=tmp_path)
+    exported = _cli('export', run, '--samples', 100, '--band-samples', 512, '--json',
+                    cwd=tmp_path)
     assert exported['max_abs_diff'] < 1e-5
     contract = read_contract(exported['onnx'])
     # 3 ticks of angular velocity, gravity, 12 joint positions and velocities, then the
