@@ -158,6 +158,7 @@ setup(
             # Foxglove and PlotJuggler open; ROS 2 CDR read without ROS
             'mcap>=1.2,<2',
             'mcap-ros2-support>=0.5,<1',
+            'orjson>=3.9',   # the recorder's JSON channels, encoded in C off the loop's budget
         ],
         'gpu': [
             # backend mjwarp (sim2real/sim/mjwarp.py); runs on Warp's CPU device too

@@ -36,6 +36,7 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
+from rclpy.serialization import deserialize_message
 from rclpy.signals import SignalHandlerOptions
 from std_msgs.msg import String
 from std_srvs.srv import SetBool, Trigger
@@ -124,29 +125,38 @@ class PolicyNode(Node):
         """A runtime stream from topic: to_values(msg) -> (values, stamp_s), aged by DDS
         arrival; sensor_qos (best effort, and counted in the observation age) or the
         default QoS (an occasional stream such as a setpoint)."""
-        resolved = self.resolve_topic_name(topic)
-
-        def callback(msg, info):
-            if self._recorder is not None:
-                self._recorder.message(resolved, msg, info)
+        def handle(msg, info):
             self._put(stream, *to_values(msg), info)
+        callback = self._recorded(msg_type, topic, handle)
+        raw = self._recorder is not None
         if not sensor_qos:
-            self.create_subscription(msg_type, topic, callback, 10)
+            self.create_subscription(msg_type, topic, callback, 10, raw=raw)
             return
         self._sensor_streams.append(stream)
-        self._sensor_subs.append(
-            self.create_subscription(msg_type, topic, callback, qos_profile_sensor_data))
+        self._sensor_subs.append(self.create_subscription(
+            msg_type, topic, callback, qos_profile_sensor_data, raw=raw))
 
     def subscribe_command(self, msg_type, topic: str, to_values, stream: str) -> None:
         """An operator stream without a stamp (a Twist): its arrival time is its stamp."""
-        resolved = self.resolve_topic_name(topic)
-
-        def callback(msg, info):
-            if self._recorder is not None:
-                self._recorder.message(resolved, msg, info)
+        def handle(msg, info):
             received_s = ros_msgs.arrival_steady_s(info)
             self._runtime.put(stream, Sample(to_values(msg), received_s, received_s))
-        self.create_subscription(msg_type, topic, callback, 10)
+        self.create_subscription(msg_type, topic, self._recorded(msg_type, topic, handle), 10,
+                                 raw=self._recorder is not None)
+
+    def _recorded(self, msg_type, topic: str, handle):
+        """handle(msg, info) as a subscription callback; when recording, one taking the CDR
+        bytes as received (raw), which the recorder logs as they are and the node
+        deserializes once (the recorder never serializes a message again)."""
+        if self._recorder is None:
+            return handle
+        resolved, recorder = self.resolve_topic_name(topic), self._recorder
+
+        def callback(data, info):
+            msg = deserialize_message(data, msg_type)
+            recorder.message(resolved, msg, info, data)
+            handle(msg, info)
+        return callback
 
     def _observation_age_s(self) -> float | None:
         """Age of the oldest sensor sample this tick uses, by its header stamp [s].

@@ -61,9 +61,11 @@ class NodeRecorder:
         self.runtime = RecordingRuntime(runtime, self.recorder)
         self._channels: dict[str, int] = {}
 
-    def message(self, topic: str, msg, info: dict | None = None) -> None:
+    def message(self, topic: str, msg, info: dict | None = None,
+                data: bytes | None = None) -> None:
         """One received ROS message on its topic: log time its DDS arrival (system clock),
-        publish time its header stamp when it has one."""
+        publish time its header stamp when it has one; data: its CDR bytes as received
+        (serialized here when not given)."""
         from rclpy.serialization import serialize_message
         if topic not in self._channels:
             self._channels[topic] = self.recorder.channel(
@@ -72,8 +74,9 @@ class NodeRecorder:
         stamp = getattr(getattr(msg, 'header', None), 'stamp', None)
         published_ns = (stamp.sec * 1_000_000_000 + stamp.nanosec if stamp is not None
                         else received_ns)
-        self.recorder.write(self._channels[topic], serialize_message(msg), received_ns,
-                            published_ns)
+        self.recorder.write(self._channels[topic],
+                            serialize_message(msg) if data is None else bytes(data),
+                            received_ns, published_ns)
 
     def diagnostics(self) -> dict[str, float]:
         """Records written and dropped, files started."""

@@ -24,21 +24,60 @@ _NON_FINITE = {'NaN': math.nan, 'Infinity': math.inf, '-Infinity': -math.inf}
 
 
 def plain(value):
-    """Numbers, arrays and lists as JSON-ready values, non-finite floats as strings."""
+    """Numbers, arrays and lists as JSON-ready values, non-finite floats as strings.
+
+    Runs on the control thread for every put and tick: a finite float array goes through
+    numpy's tolist() in one call; only an array holding NaN or infinity is walked."""
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind == 'f' and not all(map(math.isfinite, value.ravel().tolist())):
+            return _finite_strings(value.tolist())
+        return value.tolist()
     if value is None or isinstance(value, (str, bool)):
         return value
+    if isinstance(value, float):
+        return float(value) if math.isfinite(value) else _NON_FINITE_TEXT[_kind(value)]
     if isinstance(value, dict):
         return {str(key): plain(item) for key, item in value.items()}
-    if isinstance(value, np.ndarray):
-        return plain(value.tolist())
     if isinstance(value, (list, tuple)):
         return [plain(item) for item in value]
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+    if isinstance(value, (int, np.integer)):
         return int(value)
-    number = float(value)
-    if math.isfinite(number):
-        return number
-    return 'NaN' if math.isnan(number) else ('Infinity' if number > 0 else '-Infinity')
+    return plain(float(value))
+
+
+_AS_IS = frozenset(np.dtype(t).str for t in ('float64', 'int64', 'int32', 'bool'))
+"""Array dtypes the encoder (orjson) writes exactly as they are."""
+
+
+def fast(value):
+    """plain(value) for the control thread: a C-contiguous float64 array without NaN or
+    infinity (or an int or bool array) is left as it is, for the encoder to write in C;
+    a float32 array goes through plain() (its values as the float64 they are)."""
+    if isinstance(value, np.ndarray):
+        if value.dtype.str in _AS_IS and value.flags.c_contiguous and (
+                value.dtype.kind != 'f' or all(map(math.isfinite, value.ravel().tolist()))):
+            return value
+        return plain(value)
+    if isinstance(value, dict):
+        return {str(key): fast(item) for key, item in value.items()}
+    return plain(value)
+
+
+def _kind(number: float) -> str:
+    """'nan', 'inf' or '-inf'."""
+    return 'nan' if math.isnan(number) else ('inf' if number > 0 else '-inf')
+
+
+_NON_FINITE_TEXT = {'nan': 'NaN', 'inf': 'Infinity', '-inf': '-Infinity'}
+
+
+def _finite_strings(nested):
+    """A tolist() result with its non-finite floats as their strings."""
+    if isinstance(nested, list):
+        return [_finite_strings(item) for item in nested]
+    if isinstance(nested, float) and not math.isfinite(nested):
+        return _NON_FINITE_TEXT[_kind(nested)]
+    return nested
 
 
 def number(value) -> float:
@@ -64,7 +103,7 @@ def typed(value) -> dict:
     """A sample value with its kind, so a replay rebuilds it exactly: an array with its dtype
     and shape, a list (of joint names, say) or a scalar."""
     if isinstance(value, np.ndarray):
-        return {'array': plain(value), 'dtype': str(value.dtype)}
+        return {'array': fast(value), 'dtype': value.dtype.str}
     if isinstance(value, (list, tuple)):
         return {'list': plain(list(value))}
     return {'value': plain(value)}
@@ -128,12 +167,12 @@ class RecordingRuntime:
                           else now_s - self._last_now_s - runtime.period_s)
         self._last_now_s = now_s
         self.recorder.write_json(self._tick, {
-            'now_s': plain(now_s), 'command': plain(result.command), 'state': result.state,
+            'now_s': plain(now_s), 'command': fast(result.command), 'state': result.state,
             'reason': result.reason, 'inference_s': plain(result.inference_s),
-            'action': plain(result.action), 'observation': plain(result.observation),
+            'action': fast(result.action), 'observation': fast(result.observation),
             'period_error_s': plain(period_error_s),
-            'integrator': plain(runtime.integrator.state()),
-            'estimates': plain(runtime.profile.estimates())}, time.time_ns())
+            'integrator': fast(runtime.integrator.state()),
+            'estimates': fast(runtime.profile.estimates())}, time.time_ns())
         return result
 
     def enable(self, now_s: float) -> tuple[bool, str]:

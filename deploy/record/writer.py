@@ -1,7 +1,11 @@
 """The recorder's writer: MCAP files written by a background thread, never by the caller.
 
-The control thread calls `Recorder.write`, which only puts the record on a bounded queue and
-returns; when the queue is full the record is dropped and counted, never waited for. The
+The control thread calls `Recorder.write`, which only appends the record to a bounded
+deque and returns (no lock, no wake-up of the writer: a wake-up per record would hand the
+interpreter lock to the writer thousands of times a second); when the deque is full the
+record is dropped and counted, never waited for. The writer thread wakes every
+`poll_interval_s`, writes what has accumulated and lets the control thread run between
+every few records. The
 writer thread finishes a chunk at least every `flush_interval_s`, so a process killed with
 SIGKILL leaves a file that a reader reads up to its last finished chunk, and starts a new
 file (with the same schemas, channels, metadata and attachments) when one passes
@@ -10,14 +14,16 @@ file (with the same schemas, channels, metadata and attachments) when one passes
 
 from __future__ import annotations
 
+import collections
 from dataclasses import dataclass, field
 import json
 import logging
 import os
 from pathlib import Path
-import queue
 import threading
 import time
+
+import orjson
 
 log = logging.getLogger(__name__)
 
@@ -36,12 +42,15 @@ class RecorderCfg:
     """Longest time a record waits in memory before its chunk is written to the file."""
     queue_records: int = 100_000
     """Records waiting for the writer at most; more are dropped (and counted)."""
+    poll_interval_s: float = 0.02
+    """How often the writer thread takes what has accumulated."""
     chunk_bytes: int = 256 * 1024
     """Uncompressed size at which a chunk is finished early."""
 
     def __post_init__(self):
         """Positive sizes and interval."""
-        for name in ('max_file_bytes', 'flush_interval_s', 'queue_records', 'chunk_bytes'):
+        for name in ('max_file_bytes', 'flush_interval_s', 'queue_records', 'chunk_bytes',
+                     'poll_interval_s'):
             if not getattr(self, name) > 0:
                 raise ValueError(f'recorder {name} must be positive, got {getattr(self, name)}')
 
@@ -83,7 +92,8 @@ class RecorderStats:
     """Why the writer stopped, if it did (a full disk): later records are dropped."""
 
 
-_STOP = object()
+YIELD_EVERY = 8
+"""Records the writer writes before it lets another thread run."""
 
 
 class Recorder:
@@ -99,7 +109,8 @@ class Recorder:
         self._profile = profile
         self._channels: list[ChannelSpec] = []
         self._lock = threading.Lock()
-        self._queue: queue.Queue = queue.Queue(cfg.queue_records)
+        self._pending: collections.deque = collections.deque()
+        self._stop = threading.Event()
         self._started_ns = time.time_ns()
         cfg.folder.mkdir(parents=True, exist_ok=True)
         self._thread = threading.Thread(target=self._run, name='sim2real-recorder',
@@ -121,27 +132,26 @@ class Recorder:
                           log_time_ns if publish_time_ns is None else publish_time_ns))
 
     def write_json(self, channel: int, obj: dict, log_time_ns: int) -> bool:
-        """Queue one JSON message."""
-        return self.write(channel, json.dumps(obj, separators=(',', ':')).encode(), log_time_ns)
+        """Queue one JSON message; numpy arrays in obj are written by orjson in C (finite
+        ones: orjson writes NaN as null, so runtime_log.fast() sends those as strings)."""
+        return self.write(channel, orjson.dumps(obj, option=orjson.OPT_SERIALIZE_NUMPY),
+                          log_time_ns)
 
     def close(self, timeout_s: float = 10.0) -> RecorderStats:
         """Write what is queued, finish the file and stop the thread; the stats."""
         if self._thread.is_alive():
-            self._queue.put(_STOP)
+            self._stop.set()
             self._thread.join(timeout_s)
         return self.stats
 
     def _put(self, item) -> bool:
-        """put_nowait, counting a drop when full or when the writer has stopped."""
-        if self.stats.error or not self._thread.is_alive():
+        """Append for the writer, counting a drop when it is behind or has stopped."""
+        if self.stats.error or not self._thread.is_alive() or (
+                len(self._pending) >= self.cfg.queue_records):
             self.stats.dropped += 1
             return False
-        try:
-            self._queue.put_nowait(item)
-            return True
-        except queue.Full:
-            self.stats.dropped += 1
-            return False
+        self._pending.append(item)   # atomic under the interpreter lock
+        return True
 
     def _run(self) -> None:
         """The writer thread: files, chunks, flushes, rotation."""
@@ -150,14 +160,10 @@ class Recorder:
             writer = _File(self, 0)
             last_flush = time.monotonic()
             while True:
-                try:
-                    item = self._queue.get(timeout=self.cfg.flush_interval_s)
-                except queue.Empty:
-                    item = None
-                if item is _STOP:
+                stopping = self._stop.wait(self.cfg.poll_interval_s)
+                self._drain(writer)
+                if stopping:
                     break
-                if item is not None:
-                    writer.handle(item)
                 if time.monotonic() - last_flush >= self.cfg.flush_interval_s:
                     writer.flush()
                     last_flush = time.monotonic()
@@ -173,6 +179,16 @@ class Recorder:
                     writer.finish()
                 except OSError as exc:
                     self.stats.error = self.stats.error or f'{type(exc).__name__}: {exc}'
+
+    def _drain(self, writer: _File) -> None:
+        """Write every accumulated record, yielding the interpreter every YIELD_EVERY."""
+        pending = self._pending
+        done = 0
+        while pending:
+            writer.handle(pending.popleft())
+            done += 1
+            if done % YIELD_EVERY == 0:
+                time.sleep(0)   # a control thread waiting for the lock gets it now
 
 
 class _File:
