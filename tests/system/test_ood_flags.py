@@ -35,7 +35,7 @@ def test_a_payload_outside_the_training_box_is_flagged_and_the_nominal_walk_is_n
     diagnostics name all six terms. +6 kg: joint_pos_rel outside at >= 5 % of the ticks,
     the term flagged most, first within the first 3 s; the truth log records the mass."""
     hil, nominal = _walk(tmp_path, 'nominal')
-    assert list(nominal['ood_share']) == TERMS and nominal['policy_ticks'] > 200
+    assert sorted(nominal['ood_share']) == sorted(TERMS) and nominal['policy_ticks'] > 200
     assert max(nominal['ood_share'].values()) <= 0.01, nominal['ood_share']
     assert sorted(hil['node_ood_share']) == sorted(TERMS)
     hil, loaded = _walk(tmp_path, 'payload', 'base_payload_kg=6')
