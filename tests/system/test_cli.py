@@ -328,6 +328,7 @@ def edit_contract(source: Path, target: Path, edit, bind: bool = True) -> None:
 
 def _grow_first_term(contract: dict) -> None:
     contract['observations'][0]['size'] += 1
+    contract['observations'][0]['band'] = None   # measured for the old size
 
 
 def _halve_policy_rate(contract: dict) -> None:
