@@ -86,9 +86,8 @@ class SimBridge(Node):
         self._command_subs = []
         self.discarded_commands = 0
         self.sim = bridge_of(robot).make_sim(p)
-        self.true_mass = physical.change_mass(self.sim.model, p['base_mass_scale'],
-                                              p['base_payload_kg'])
-        if self.true_mass['true_mass_kg'] != self.true_mass['nominal_mass_kg']:
+        self.true_mass = physical.apply(self.sim, p)
+        if self.true_mass.get('true_mass_kg') != self.true_mass.get('nominal_mass_kg'):
             self.sim.reset()   # the start (a settled stance, a held grasp) with the new mass
             self.get_logger().warning(
                 f'{self.true_mass["body"]} weighs {self.true_mass["true_mass_kg"]:.4g} kg, '

@@ -128,7 +128,7 @@ class Contract:
         if not isinstance(raw, dict):
             raise ContractError(f'contract: must be a JSON object, got {_kind(raw)}')
         version = raw.get('version')
-        if isinstance(version, bool) or version not in READABLE_VERSIONS:
+        if type(version) is not int or version not in READABLE_VERSIONS:
             raise ContractError(
                 f'contract field "version" is {version!r}, this sim2real reads versions '
                 f'{", ".join(map(str, READABLE_VERSIONS))}')

@@ -167,8 +167,9 @@ def summary_markdown(summary: dict, series: FlightSeries, verdict: str,
     lines += ['## Replay', '', tabulate(rows, ('figure', 'value'), tablefmt='github'), '']
     lines += ['## Training band', '']
     if not summary['ood_banded']:
-        lines.append('The policy carries no training band (exported before sim2real measured '
-                     'one): re-export it (`sim2real export POLICY.onnx`) to see these flags.')
+        lines.append('The policy carries no training band: `sim2real export POLICY.onnx --out '
+                     'BANDED.onnx` measures it, and `sim2real replay LOG --policy BANDED.onnx` '
+                     'flags this log with it.')
     else:
         band = [(name, f'{share:.2%}', _first(summary, name))
                 for name, share in summary['ood_share'].items()]

@@ -9,6 +9,7 @@ numbers; Foxglove and PlotJuggler read the rest as plain numbers).
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 
@@ -16,6 +17,8 @@ import numpy as np
 
 from sim2real.deploy.record.writer import json_channel, Recorder
 from sim2real.deploy.runtime import Sample
+
+log = logging.getLogger(__name__)
 
 PUT_TOPIC, TICK_TOPIC, CALL_TOPIC = '/sim2real/put', '/sim2real/tick', '/sim2real/call'
 _NUMBER = {'type': ['number', 'string']}
@@ -54,7 +57,7 @@ def fast(value):
     infinity (or an int or bool array) is left as it is, for the encoder to write in C;
     a float32 array goes through plain() (its values as the float64 they are)."""
     if isinstance(value, np.ndarray):
-        if value.dtype.str in _AS_IS and value.flags.c_contiguous and (
+        if value.ndim >= 1 and value.dtype.str in _AS_IS and value.flags.c_contiguous and (
                 value.dtype.kind != 'f' or all(map(math.isfinite, value.ravel().tolist()))):
             return value
         return plain(value)
@@ -141,6 +144,7 @@ class RecordingRuntime:
             'observation': _ARRAY, 'period_error_s': _NUMBER, 'integrator': {'type': 'object'},
             'estimates': {'type': 'object'}}))
         self._last_now_s: float | None = None
+        self._warned = False
         self._call = recorder.channel(json_channel(CALL_TOPIC, 'sim2real/Call', {
             'call': {'type': 'string'}, 'now_s': _NUMBER, 'ok': {'type': 'boolean'},
             'message': {'type': 'string'}}))
@@ -153,10 +157,13 @@ class RecordingRuntime:
         """Runtime.put, logged with the sample as received."""
         self.runtime.put(stream, sample)
         values = sample.values if isinstance(sample.values, dict) else {}
-        self.recorder.write_json(self._put, {
-            'stream': stream, 'stamp_s': plain(sample.stamp_s),
-            'received_s': plain(sample.received_s),
-            'values': {str(k): typed(v) for k, v in values.items()}}, time.time_ns())
+        try:
+            self.recorder.write_json(self._put, {
+                'stream': stream, 'stamp_s': plain(sample.stamp_s),
+                'received_s': plain(sample.received_s),
+                'values': {str(k): typed(v) for k, v in values.items()}}, time.time_ns())
+        except Exception:   # the log must never cost the node a sample
+            self._failed()
 
     def step(self, now_s: float):
         """Runtime.step, logged with what it decided, the integrator's state, the robot's
@@ -166,14 +173,26 @@ class RecordingRuntime:
         period_error_s = (0.0 if self._last_now_s is None
                           else now_s - self._last_now_s - runtime.period_s)
         self._last_now_s = now_s
-        self.recorder.write_json(self._tick, {
-            'now_s': plain(now_s), 'command': fast(result.command), 'state': result.state,
-            'reason': result.reason, 'inference_s': plain(result.inference_s),
-            'action': fast(result.action), 'observation': fast(result.observation),
-            'period_error_s': plain(period_error_s),
-            'integrator': fast(runtime.integrator.state()),
-            'estimates': fast(runtime.profile.estimates())}, time.time_ns())
+        estimates = getattr(runtime.profile, 'estimates', dict)
+        try:
+            self.recorder.write_json(self._tick, {
+                'now_s': plain(now_s), 'command': fast(result.command), 'state': result.state,
+                'reason': result.reason, 'inference_s': plain(result.inference_s),
+                'action': fast(result.action), 'observation': fast(result.observation),
+                'period_error_s': plain(period_error_s),
+                'integrator': fast(runtime.integrator.state()),
+                'estimates': fast(estimates())}, time.time_ns())
+        except Exception:   # the log must never cost the tick its command
+            self._failed()
         return result
+
+    def _failed(self) -> None:
+        """A record that could not be encoded: counted as dropped, logged once."""
+        self.recorder.stats.dropped += 1
+        if not self._warned:
+            self._warned = True
+            log.exception('a flight-recorder record could not be encoded (counted as '
+                          'dropped; the control loop goes on)')
 
     def enable(self, now_s: float) -> tuple[bool, str]:
         """Runtime.enable, logged with its answer."""

@@ -146,7 +146,7 @@ class Recorder:
 
     def _put(self, item) -> bool:
         """Append for the writer, counting a drop when it is behind or has stopped."""
-        if self.stats.error or not self._thread.is_alive() or (
+        if self.stats.error or self._stop.is_set() or not self._thread.is_alive() or (
                 len(self._pending) >= self.cfg.queue_records):
             self.stats.dropped += 1
             return False
@@ -161,7 +161,7 @@ class Recorder:
             last_flush = time.monotonic()
             while True:
                 stopping = self._stop.wait(self.cfg.poll_interval_s)
-                self._drain(writer)
+                self._drain(writer, everything=stopping)
                 if stopping:
                     break
                 if time.monotonic() - last_flush >= self.cfg.flush_interval_s:
@@ -180,11 +180,15 @@ class Recorder:
                 except OSError as exc:
                     self.stats.error = self.stats.error or f'{type(exc).__name__}: {exc}'
 
-    def _drain(self, writer: _File) -> None:
-        """Write every accumulated record, yielding the interpreter every YIELD_EVERY."""
+    def _drain(self, writer: _File, everything: bool = False) -> None:
+        """Write the records accumulated when called (everything: until none is left, at
+        close), yielding the interpreter every YIELD_EVERY; a writer slower than the
+        records come still returns to flush and rotate on time, while the deque fills
+        up to its cap and drops."""
         pending = self._pending
+        count = len(pending)
         done = 0
-        while pending:
+        while pending and (everything or done < count):
             writer.handle(pending.popleft())
             done += 1
             if done % YIELD_EVERY == 0:

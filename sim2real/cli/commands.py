@@ -210,6 +210,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from sim2real.deploy.record.replay import replay
     if not getattr(args, 'verbose', False):   # the replayed latches were logged when flown
         logging.getLogger('sim2real.deploy.runtime').setLevel(logging.ERROR)
+    if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
+        raise NotADirectoryError(f'--out: {args.out} is a file, not a folder for the report')
     contents = read_logs(args.log)
     if contents.damage:
         log.warning('%s is damaged or cut short: %s', args.log, contents.damage)

@@ -112,8 +112,8 @@ def replay_view(summary: dict) -> str:
         lines += ['', f'training band ({summary["policy_ticks"]} ticks with an observation):',
                   table(band, ('term', 'ticks outside', 'first outside at [s]'))]
     else:
-        lines += ['', 'training band: the policy carries none (exported before sim2real '
-                      'measured one); `sim2real export POLICY.onnx` adds it']
+        lines += ['', 'training band: the policy carries none; `sim2real export POLICY.onnx '
+                      '--out BANDED.onnx` measures it, `--policy BANDED.onnx` replays with it']
     for text in summary['call_mismatches']:
         lines.append(f'enable answered otherwise: {text}')
     if summary['damage']:

@@ -1,9 +1,12 @@
 """The training distribution of each observation term, measured for the contract.
 
 ``export`` runs the policy it exports in its task under the training randomization (noise,
-delays, pushes and parameter draws included) and keeps, per term and per element of one
-history step, the 0.01th / 99.99th percentiles, the mean and the standard deviation of what
-the policy read. The deploy runtime flags a tick whose observation leaves that band
+delays and parameter draws) for the first BAND_SAMPLES / BAND_ENVS control steps of
+BAND_ENVS episodes started together (resets and the first seconds of each episode: events
+later in an episode, such as a command resampled after 10 s or a push, count only as far
+as they fall in that span) and keeps, per term and per element of one history step, the
+0.01th / 99.99th percentiles, the mean and the standard deviation of what the policy read.
+The deploy runtime flags a tick whose observation leaves that band
 (`sim2real.deploy.runtime.ood`): the robot is somewhere training never took the policy.
 """
 

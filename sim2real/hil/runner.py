@@ -14,7 +14,7 @@ from typing import Sequence
 import yaml
 
 from sim2real.assets import asset_dirs
-from sim2real.deploy.bridge.params import declared_parameters
+from sim2real.deploy.bridge.params import declared_parameters, validate
 from sim2real.hil import metrics
 from sim2real.hil.monitor import HilError, HilMonitor
 from sim2real.hil.processes import (
@@ -86,7 +86,7 @@ def run_hil(robot: str, policy: str | Path, duration_s: float = 10.0, faults: st
         raise FileNotFoundError(f'policy file {policy} does not exist')
     params = Path(params_file) if params_file else params_path(robot)
     node_cfg, bridge_cfg = load_sections(params)
-    bridge_sets = bridge_overrides(robot, bridge)
+    bridge_sets = bridge_overrides(robot, bridge, bridge_cfg)
     cases = select_faults(robot, faults, node_cfg, bridge_cfg, read_contract(policy))
     log_dir = Path(log_dir or tempfile.mkdtemp(prefix='sim2real-hil-'))
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -127,11 +127,12 @@ def truth_overrides(record: str | Path | None) -> dict[str, str]:
     return {'record_dir': str(Path(record).resolve() / 'sim_bridge')}
 
 
-def bridge_overrides(robot: str, sets: Sequence[str]) -> dict[str, str]:
+def bridge_overrides(robot: str, sets: Sequence[str], bridge_cfg: dict) -> dict[str, str]:
     """'name=value' settings as the bridge's -p overrides (YAML values, a float parameter's
-    integer written as a float); ValueError naming an unknown parameter or a bad value."""
+    integer written as a float) over the parameter file's bridge section bridge_cfg;
+    ValueError naming an unknown parameter or a value the bridge would refuse."""
     declared = declared_parameters(robot)
-    out = {}
+    out, values = {}, {**declared, **bridge_cfg}
     for text in sets:
         name, sep, value = text.partition('=')
         name = name.strip()
@@ -140,7 +141,10 @@ def bridge_overrides(robot: str, sets: Sequence[str]) -> dict[str, str]:
         if name not in declared or name == 'robot':
             raise ValueError(f'--bridge {name}: not a sim_bridge parameter of the {robot}'
                              f'{did_you_mean(name, [k for k in declared if k != "robot"])}')
-        parsed = yaml.safe_load(value)
+        try:
+            parsed = yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            raise ValueError(f'--bridge {name}={value}: not a value ({exc})') from None
         default = declared[name]
         if isinstance(default, float) and isinstance(parsed, int) and not isinstance(
                 parsed, bool):
@@ -149,6 +153,9 @@ def bridge_overrides(robot: str, sets: Sequence[str]) -> dict[str, str]:
             raise ValueError(f'--bridge {name}={value}: must be {type(default).__name__} '
                              f'like its default {default!r}')
         out[name] = value if isinstance(parsed, str) else json.dumps(parsed)
+        values[name] = parsed
+    if sets:
+        validate(values)   # the bridge would refuse it after starting: say so before
     return out
 
 

@@ -55,3 +55,11 @@ def test_an_unknown_bridge_parameter_is_refused_naming_the_closest(tmp_path):
                    cwd=tmp_path, expect=2)
     assert '--bridge base_payload: not a sim_bridge parameter of the quadruped; did you ' \
            'mean "base_payload_kg"?' in proc.stderr
+
+
+def test_a_bridge_value_the_twin_would_refuse_is_refused_before_it_starts(tmp_path):
+    """`--bridge base_mass_scale=0` exits 2 naming the parameter and the rule."""
+    proc = run_cli('hil', 'quadruped', '--policy', POLICY, '--bridge', 'base_mass_scale=0',
+                   cwd=tmp_path, expect=2)
+    assert 'sim_bridge parameter base_mass_scale=0.0: must be a finite number > 0' in (
+        proc.stderr)

@@ -156,3 +156,33 @@ def test_a_file_that_is_not_mcap_is_refused_by_name(tmp_path):
     path.write_bytes(b'not an mcap file at all')
     with pytest.raises(ValueError, match='x.mcap: not an MCAP file'):
         read_log(path)
+
+
+def test_records_queued_before_close_are_written_and_later_ones_counted(tmp_path):
+    """5000 records written in a burst then close(): all 5000 in the file; a write after
+    close is refused and counted as dropped."""
+    from sim2real.deploy.record.reader import read_log
+    from sim2real.deploy.record.writer import json_channel, Recorder, RecorderCfg
+    recorder = Recorder(RecorderCfg(tmp_path))
+    channel = recorder.channel(json_channel('/x', 'X', {'k': {'type': 'integer'}}))
+    for k in range(5000):
+        assert recorder.write_json(channel, {'k': k}, k)
+    stats = recorder.close()
+    assert stats.written == 5000 and stats.dropped == 0
+    assert not recorder.write_json(channel, {'k': -1}, 0)
+    assert recorder.stats.dropped == 1
+    log = read_log(stats.files[0])
+    assert [m.log_time_ns for m in log.messages] == list(range(5000))
+
+
+def test_a_0d_array_and_nan_are_encoded_exactly():
+    """fast(): a 0-d array and an array holding NaN reach JSON as numbers and strings."""
+    import json
+    import numpy as np
+    import orjson
+    from sim2real.deploy.record.runtime_log import array, fast
+    text = orjson.dumps({'a': fast(np.array(1.5)), 'b': fast(np.array([1.0, np.nan])),
+                         'c': fast(np.arange(3))}, option=orjson.OPT_SERIALIZE_NUMPY)
+    back = json.loads(text)
+    assert back == {'a': 1.5, 'b': [1.0, 'NaN'], 'c': [0, 1, 2]}
+    assert np.isnan(array(back['b'])[1])
