@@ -91,10 +91,10 @@ def interface_differences(stored: Contract, ours: Contract) -> tuple[list[str], 
 
 def added_terms(stored: Contract, ours: Contract) -> list | None:
     """Observation terms our contract appends to the file's (the file's terms first, equal
-    but for their noise and docstrings), or None."""
+    but for their noise, docstrings and training bands), or None."""
     def meaning(terms):
         """The terms without what does not change their values."""
-        return [dataclasses.replace(t, noise_std=0.0, doc='') for t in terms]
+        return [dataclasses.replace(t, noise_std=0.0, doc='', band=None) for t in terms]
     return appended(meaning(stored.observations), meaning(ours.observations))
 
 
