@@ -35,7 +35,10 @@ class ReplayResult:
     states: list[tuple[str, str]] = field(default_factory=list)
     """(state, reason) the logged runtime reported at each tick."""
     observations: list[np.ndarray | None] = field(default_factory=list)
-    """The replayed runtime's observation at each tick (None where the policy did not run)."""
+    """The replayed runtime's observation at each tick (None where the policy did not run);
+    empty unless keep_observations."""
+    keep_observations: bool = True
+    """Whether observations are kept (a report plots them)."""
     band: BandCheck | None = None
     """The replayed policy's training bands."""
     ood_flags: list[np.ndarray] = field(default_factory=list)
@@ -93,9 +96,12 @@ def events(contents: LogContents):
             yield message.topic, json.loads(message.data)
 
 
-def replay(contents: LogContents, runtime) -> ReplayResult:
-    """Feed the log's puts, ticks and calls to runtime (a fresh Runtime); compare."""
-    result = ReplayResult(band=BandCheck(runtime.contract))
+def replay(contents: LogContents, runtime, keep_observations: bool = True) -> ReplayResult:
+    """Feed the log's puts, ticks and calls to runtime (a fresh Runtime); compare.
+    keep_observations: hold every tick's observation for a report (off: an hour at 500 Hz
+    is not kept in memory)."""
+    result = ReplayResult(band=BandCheck(runtime.contract),
+                          keep_observations=keep_observations)
     for topic, record in events(contents):
         if topic == PUT_TOPIC:
             runtime.put(record['stream'], sample_from(record))
@@ -132,8 +138,9 @@ def _tick(runtime, record: dict, result: ReplayResult) -> None:
     result.states.append((record['state'], record['reason']))
     result.logged_commands.append(logged)
     result.replayed_commands.append(np.asarray(step.command, float))
-    result.observations.append(None if step.observation is None
-                               else np.asarray(step.observation, float).reshape(-1))
+    if result.keep_observations:
+        result.observations.append(None if step.observation is None
+                                   else np.asarray(step.observation, float).reshape(-1))
     if step.observation is not None:
         flags = result.band.outside(step.observation)
         result.ood_flags.append(flags)

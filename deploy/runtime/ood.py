@@ -54,16 +54,6 @@ class BandCheck:
             out = ~((values >= self._low) & (values <= self._high))
         return np.logical_or.reduceat(out, self._starts)
 
-    def distance(self, observation: np.ndarray) -> np.ndarray:
-        """Per banded term, the largest distance of one of its values beyond its band,
-        in units of the band's width (0 inside)."""
-        if not self.names:
-            return np.zeros(0)
-        values = np.asarray(observation, dtype=np.float64).reshape(-1)[self._index]
-        width = np.maximum(self._high - self._low, 1e-9)
-        beyond = np.maximum(self._low - values, values - self._high).clip(min=0.0) / width
-        return np.maximum.reduceat(np.nan_to_num(beyond, nan=np.inf), self._starts)
-
 
 class OodWindow:
     """The share of the last ticks at which each banded term was flagged."""

@@ -217,7 +217,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         log.warning('%s is damaged or cut short: %s', args.log, contents.damage)
     with tempfile.TemporaryDirectory(prefix='sim2real-replay-') as workdir:
         rebuilt = rebuild_runtime(contents, Path(workdir), args.policy)
-        result = replay(contents, rebuilt.runtime)
+        result = replay(contents, rebuilt.runtime, keep_observations=args.out is not None)
     summary = {'log': str(args.log), 'same_policy': rebuilt.same_policy,
                'policy_sha256': rebuilt.policy_sha256,
                'logged_policy_sha256': rebuilt.logged_policy_sha256,

@@ -59,13 +59,6 @@ def test_an_edge_value_passes_and_nan_is_outside(contract):
     assert check.outside(nan).tolist() == [False, True]
 
 
-def test_distance_is_in_band_widths(contract):
-    """a's element 0 at 3.0 lies 2.0 beyond its edge 1.0, one band width (2.0): 1.0."""
-    check = BandCheck(contract)
-    obs = np.array([3.0, 1.0, 0.0, 1.0, 0.0, 0.5, 0.5, 0.5])
-    assert check.distance(obs) == pytest.approx([1.0, 0.0], rel=1e-5)
-
-
 def test_the_window_share_counts_ticks_with_an_observation(contract):
     """A 4-tick window: after ticks [out, in, None, out, in, in] the last four observed
     ticks (in, out, in, in) give a 0.25; ticks without an observation are not counted."""
