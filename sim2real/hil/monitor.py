@@ -10,6 +10,7 @@ from __future__ import annotations
 from functools import partial
 import json
 import logging
+import math
 import threading
 import time
 
@@ -32,6 +33,16 @@ CMD_VEL_RATE_HZ = 20.0
 """Rate of the operator's velocity commands [Hz] (a joystick teleop node's typical rate)."""
 CLOSE_TIMEOUT_S = 10.0
 """How long close() waits for the spin thread to leave the executor [s]."""
+CATCH_UP_S = 5.0
+"""Longest wait for the monitor to receive what the nodes published before a window's end
+[s]: on a CPU shared by the node, the simulator and the monitor, its executor falls behind
+by up to a second (measured on a 2-core VM), and a window read before then misses its end."""
+HEARTBEATS = ('states', 'ground_truth')
+"""Series the nodes publish at a fixed rate whatever happens (the node's state each tick,
+the simulator's ground truth): once each holds an entry published after t, the monitor has
+taken everything published before t (one executor takes each topic in order)."""
+QUEUE_DEPTH = 1000
+"""Subscription depth: a monitor seconds behind loses nothing of a 500 Hz topic."""
 
 
 class HilError(RuntimeError):
@@ -41,8 +52,9 @@ class HilError(RuntimeError):
 class HilMonitor(Node):
     """Subscriptions that record on the steady clock; service clients.
 
-    The node's outputs (commands, gains, states) are timed by when the node published them,
-    everything else by when it arrived here.
+    The nodes' outputs (commands, gains, states, ground truth) are timed by when they were
+    published, events and diagnostics by when they arrived here. A window that ends at t waits
+    until the monitor has taken what was published before t (catch_up).
     """
 
     def __init__(self, command_topic: str, command_type, decode, kp_topic: str = '',
@@ -61,7 +73,7 @@ class HilMonitor(Node):
         """(publish time, kp array) from kp_topic."""
         self.ground_truth: list[tuple[float, np.ndarray, np.ndarray]] = []
         self.ground_truth_vel: list[tuple[float, np.ndarray]] = []
-        """(receive time, base velocity [m/s; body frame]) of each ground-truth message."""
+        """(publish time, base velocity [m/s; body frame]) of each ground-truth message."""
         self.events: list[dict] = []
         self.diagnostics: dict[str, str] = {}
         self.diagnostics_s = -np.inf
@@ -70,17 +82,19 @@ class HilMonitor(Node):
         """Steady time the node last answered an enable(True) [s] (its loop statistics
         start over at an enable)."""
         self._decode = decode
-        self.create_subscription(command_type, command_topic, self._on_command, 100)
-        self.create_subscription(String, '/policy_node/state', self._on_state, 100)
-        self.create_subscription(Odometry, '/sim_bridge/ground_truth', self._on_truth, 100)
-        self.create_subscription(String, '/sim_bridge/events', self._on_event, 100)
+        self._caught_up_s = -np.inf
+        self.create_subscription(command_type, command_topic, self._on_command, QUEUE_DEPTH)
+        self.create_subscription(String, '/policy_node/state', self._on_state, QUEUE_DEPTH)
+        self.create_subscription(Odometry, '/sim_bridge/ground_truth', self._on_truth,
+                                 QUEUE_DEPTH)
+        self.create_subscription(String, '/sim_bridge/events', self._on_event, QUEUE_DEPTH)
         self.create_subscription(DiagnosticArray, '/diagnostics', self._on_diag, 10)
         if kp_topic:
-            self.create_subscription(Float64MultiArray, kp_topic, self._on_gains, 100)
+            self.create_subscription(Float64MultiArray, kp_topic, self._on_gains, QUEUE_DEPTH)
         for name, (msg_type, topic, to_values) in (series or {}).items():
             setattr(self, name, [])
             self.create_subscription(msg_type, topic, partial(self._on_series, name,
-                                                              to_values), 100)
+                                                              to_values), QUEUE_DEPTH)
         self._cmd_vel: np.ndarray | None = None
         self.cmd_vel_sent_s = -np.inf
         """Steady time of the last velocity command published [s]."""
@@ -137,12 +151,12 @@ class HilMonitor(Node):
         with self._lock:
             self.states.append((ros_msgs.published_steady_s(info), msg.data))
 
-    def _on_truth(self, msg: Odometry) -> None:
+    def _on_truth(self, msg: Odometry, info: dict) -> None:
         values, _stamp = ros_msgs.odometry_to_values(msg)
+        published_s = ros_msgs.published_steady_s(info)
         with self._lock:
-            now_s = time.monotonic()
-            self.ground_truth.append((now_s, values['pos_w'], values['quat_wxyz']))
-            self.ground_truth_vel.append((now_s, values['lin_vel_b']))
+            self.ground_truth.append((published_s, values['pos_w'], values['quat_wxyz']))
+            self.ground_truth_vel.append((published_s, values['lin_vel_b']))
 
     def _on_event(self, msg: String) -> None:
         event = json.loads(msg.data)
@@ -159,9 +173,34 @@ class HilMonitor(Node):
 
     # -- queries ----------------------------------------------------------------------
     def window(self, name: str, t0_s: float, t1_s: float = float('inf')) -> list:
-        """Recorded entries of a series with their time in [t0, t1] (see the class)."""
+        """Recorded entries of a series with their time in [t0, t1] (see the class); a
+        finite t1 first waits for the monitor to catch up with it."""
+        if math.isfinite(t1_s):
+            self.catch_up(t1_s)
         with self._lock:
             return [e for e in getattr(self, name) if t0_s <= e[0] <= t1_s]
+
+    def behind(self, t_s: float) -> list[str]:
+        """The heartbeat series that have delivered entries but none published after t_s."""
+        with self._lock:
+            return [name for name in HEARTBEATS
+                    if getattr(self, name) and getattr(self, name)[-1][0] <= t_s]
+
+    def catch_up(self, t_s: float, timeout_s: float = CATCH_UP_S) -> None:
+        """Wait until the monitor has taken everything published before t_s (steady) on
+        the topics it records; HilError after timeout_s (the figures would miss their end)."""
+        if self._caught_up_s >= t_s:
+            return
+        deadline_s = time.monotonic() + timeout_s
+        while behind := self.behind(t_s):
+            if time.monotonic() > deadline_s:
+                raise HilError(
+                    f'the monitor received nothing published on {", ".join(behind)} in the '
+                    f'{timeout_s:g} s after the end of a window: its figures would miss that '
+                    'end (a node stopped publishing, or a CPU too busy for the nodes and the '
+                    'monitor)')
+            time.sleep(0.005)
+        self._caught_up_s = t_s
 
     def events_since(self, t0_s: float, kind: str | None = None) -> list[dict]:
         """Bridge events received after t0 (optionally of one kind)."""

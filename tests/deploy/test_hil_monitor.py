@@ -1,0 +1,65 @@
+"""The HIL monitor over real DDS: a window waits until the monitor has taken what was
+published before its end, and says so when a node stops publishing."""
+
+import threading
+import time
+
+import pytest
+import rclpy
+from std_msgs.msg import Float64MultiArray, String
+
+from sim2real.deploy import ros_msgs
+from sim2real.hil.monitor import HilError, HilMonitor
+from sim2real.hil.processes import private_domain_id, ros_environment
+
+RATE_HZ = 100.0
+
+
+@pytest.fixture
+def monitor(monkeypatch):
+    """A HilMonitor on a private localhost domain, with a publisher of the node's state."""
+    for key, value in ros_environment(private_domain_id(), base={}).items():
+        monkeypatch.setenv(key, value)
+    rclpy.init()
+    mon = HilMonitor('/cmd', Float64MultiArray, ros_msgs.from_float64_array)
+    node = rclpy.create_node('state_publisher')
+    pub = node.create_publisher(String, '/policy_node/state', 10)
+    stop = threading.Event()
+
+    def publish():
+        while not stop.is_set():
+            pub.publish(String(data='active'))
+            time.sleep(1.0 / RATE_HZ)
+    thread = threading.Thread(target=publish, daemon=True)
+    thread.start()
+    mon.wait_for(lambda: len(mon.window('states', 0.0)) >= 10, 10.0, 'states to arrive')
+    yield mon, stop
+    stop.set()
+    thread.join()
+    mon.close()
+    node.destroy_node()
+    rclpy.shutdown()
+
+
+def test_a_window_waits_for_what_a_busy_monitor_has_not_taken_yet(monitor):
+    """With the monitor's executor held up for 0.4 s, a window ending now still ends within
+    two publish periods of now (read at once, it would end 0.4 s early)."""
+    mon, _stop = monitor
+    mon._lock.acquire()   # the executor's state callback waits here, as under CPU load
+    threading.Timer(0.4, mon._lock.release).start()
+    time.sleep(0.4)
+    t_end = time.monotonic() - 0.05   # published messages after the lock was taken
+    states = mon.window('states', t_end - 1.0, t_end)
+    assert t_end - states[-1][0] < 2.0 / RATE_HZ
+
+
+def test_a_window_after_a_node_stopped_publishing_is_an_error_naming_it(monitor):
+    """The state topic going quiet: catching up with a later time fails naming 'states'
+    after the timeout, instead of judging a window that misses its end."""
+    mon, stop = monitor
+    stop.set()
+    time.sleep(0.1)
+    t0 = time.monotonic()
+    with pytest.raises(HilError, match='published on states'):
+        mon.catch_up(time.monotonic(), timeout_s=0.3)
+    assert 0.3 <= time.monotonic() - t0 < 1.0
