@@ -1,25 +1,32 @@
-"""The recorder's writer: MCAP files written by a background thread, never by the caller.
+"""The recorder's writer: MCAP files written by a process of their own, never by the caller.
 
-The control thread calls `Recorder.write`, which only appends the record to a bounded
-deque and returns (no lock, no wake-up of the writer: a wake-up per record would hand the
-interpreter lock to the writer thousands of times a second); when the deque is full the
-record is dropped and counted, never waited for. The writer thread wakes every
-`poll_interval_s`, writes what has accumulated and lets the control thread run between
-every few records. The
-writer thread finishes a chunk at least every `flush_interval_s`, so a process killed with
-SIGKILL leaves a file that a reader reads up to its last finished chunk, and starts a new
+The control thread calls `Recorder.write`, which appends a framed record to a buffer and,
+every `send_interval_s` or `send_bytes`, hands the buffer to a non-blocking pipe (one
+system call, the interpreter lock released); the writer process (writer_process.py) builds
+the MCAP chunks, compresses and writes them. A writer thread in the node's own interpreter
+would take the interpreter lock from the control loop for every record it encodes; a
+process takes nothing from it. When the pipe is full and the buffer holds `queue_bytes`, a
+record is dropped and counted, never waited for.
+
+The writer process finishes a chunk at least every `flush_interval_s` and starts a new
 file (with the same schemas, channels, metadata and attachments) when one passes
-`max_file_bytes`.
+`max_file_bytes`. A node killed with SIGKILL closes the pipe: the writer writes what it
+received and finishes the file; killed with it, it leaves a file that a reader reads up
+to its last finished chunk. It ignores SIGINT and SIGTERM (a Ctrl-C reaches the whole
+process group): the node's close() or its exit ends it.
 """
 
 from __future__ import annotations
 
-import collections
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 import json
 import logging
 import os
 from pathlib import Path
+import pickle
+import struct
+import subprocess
+import sys
 import threading
 import time
 
@@ -40,17 +47,20 @@ class RecorderCfg:
     """A file past this size is finished and a new one started."""
     flush_interval_s: float = 0.5
     """Longest time a record waits in memory before its chunk is written to the file."""
-    queue_records: int = 100_000
-    """Records waiting for the writer at most; more are dropped (and counted)."""
-    poll_interval_s: float = 0.02
-    """How often the writer thread takes what has accumulated."""
+    queue_bytes: int = 64 * 1024 * 1024
+    """Bytes waiting in this process for the pipe at most; more records are dropped (and
+    counted)."""
+    send_interval_s: float = 0.01
+    """Longest time a record waits in this process before it is handed to the pipe."""
+    send_bytes: int = 64 * 1024
+    """Buffered bytes handed to the pipe at once, whatever the time."""
     chunk_bytes: int = 256 * 1024
     """Uncompressed size at which a chunk is finished early."""
 
     def __post_init__(self):
-        """Positive sizes and interval."""
-        for name in ('max_file_bytes', 'flush_interval_s', 'queue_records', 'chunk_bytes',
-                     'poll_interval_s'):
+        """Positive sizes and intervals."""
+        for name in ('max_file_bytes', 'flush_interval_s', 'queue_bytes', 'chunk_bytes',
+                     'send_interval_s', 'send_bytes'):
             if not getattr(self, name) > 0:
                 raise ValueError(f'recorder {name} must be positive, got {getattr(self, name)}')
 
@@ -92,44 +102,64 @@ class RecorderStats:
     """Why the writer stopped, if it did (a full disk): later records are dropped."""
 
 
-YIELD_EVERY = 8
-"""Records the writer writes before it lets another thread run."""
+FRAME = struct.Struct('<BIqqI')
+"""A record on the pipe: kind, channel key, log time [ns], publish time [ns], data size."""
+INIT, CHANNEL, MESSAGE = 0, 1, 2
+"""Frame kinds: the recorder's configuration (pickled), a channel (pickled ChannelSpec), a
+message."""
+PIPE_BYTES = 1024 * 1024
+"""Pipe capacity asked of the kernel (Linux F_SETPIPE_SZ; 64 KiB where refused)."""
+
+
+def frame(kind: int, channel: int, log_ns: int, publish_ns: int, data: bytes) -> bytes:
+    """One record as the writer process reads it."""
+    return FRAME.pack(kind, channel, log_ns, publish_ns, len(data)) + data
 
 
 class Recorder:
-    """MCAP files written from a queue by a background thread (see the module docstring)."""
+    """MCAP files written by a writer process from a pipe (see the module docstring)."""
 
     def __init__(self, cfg: RecorderCfg, metadata: dict[str, dict[str, str]] | None = None,
                  attachments: dict[str, bytes] | None = None, profile: str = 'ros2'):
-        """Start the writer thread; metadata and attachments go into every file."""
+        """Start the writer process; metadata and attachments go into every file."""
         self.cfg = cfg
         self.stats = RecorderStats()
-        self._metadata = dict(metadata or {})
-        self._attachments = dict(attachments or {})
-        self._profile = profile
-        self._channels: list[ChannelSpec] = []
         self._lock = threading.Lock()
-        self._pending: collections.deque = collections.deque()
-        self._stop = threading.Event()
-        self._started_ns = time.time_ns()
+        self._buffer = bytearray()
+        self._sent_s = time.monotonic()
+        self._channels = 0
+        self._closed = False
+        self._child_dropped = 0
         cfg.folder.mkdir(parents=True, exist_ok=True)
-        self._thread = threading.Thread(target=self._run, name='sim2real-recorder',
-                                        daemon=True)
-        self._thread.start()
+        self._proc = subprocess.Popen(
+            [sys.executable, '-m', 'sim2real.deploy.record.writer_process'],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True)
+        self._fd = self._proc.stdin.fileno()
+        _grow_pipe(self._fd)
+        init = {'cfg': {**asdict(cfg), 'folder': str(cfg.folder)}, 'profile': profile,
+                'metadata': dict(metadata or {}), 'attachments': dict(attachments or {}),
+                'started_ns': time.time_ns()}
+        self._proc.stdin.write(frame(INIT, 0, 0, 0, pickle.dumps(init)))
+        self._proc.stdin.flush()
+        os.set_blocking(self._fd, False)
+        self._reports = threading.Thread(target=self._read_reports, name='sim2real-recorder',
+                                         daemon=True)
+        self._reports.start()
 
     def channel(self, spec: ChannelSpec) -> int:
         """Register a channel (any thread); its id for write()."""
         with self._lock:
-            self._channels.append(spec)
-            key = len(self._channels) - 1
-        self._put(('channel', key))
+            key = self._channels
+            self._channels += 1
+        self._put(frame(CHANNEL, key, 0, 0, pickle.dumps(spec)))
         return key
 
     def write(self, channel: int, data: bytes, log_time_ns: int,
               publish_time_ns: int | None = None) -> bool:
         """Queue one message; False (and counted) when the writer is behind or stopped."""
-        return self._put(('message', channel, data, log_time_ns,
-                          log_time_ns if publish_time_ns is None else publish_time_ns))
+        return self._put(frame(MESSAGE, channel, log_time_ns,
+                               log_time_ns if publish_time_ns is None else publish_time_ns,
+                               data))
 
     def write_json(self, channel: int, obj: dict, log_time_ns: int) -> bool:
         """Queue one JSON message; numpy arrays in obj are written by orjson in C (finite
@@ -138,129 +168,74 @@ class Recorder:
                           log_time_ns)
 
     def close(self, timeout_s: float = 10.0) -> RecorderStats:
-        """Write what is queued, finish the file and stop the thread; the stats."""
-        if self._thread.is_alive():
-            self._stop.set()
-            self._thread.join(timeout_s)
+        """Hand over what is buffered, let the writer finish the file and stop; the stats."""
+        with self._lock:
+            if self._closed:
+                return self.stats
+            self._closed = True
+            try:
+                os.set_blocking(self._fd, True)
+                self._proc.stdin.write(bytes(self._buffer))
+                self._buffer.clear()
+                self._proc.stdin.close()
+            except OSError as exc:   # the writer process is gone
+                self.stats.error = self.stats.error or f'{type(exc).__name__}: {exc}'
+        try:
+            self._proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            log.error('the writer process did not finish in %g s; stopping it', timeout_s)
+            self._proc.kill()
+            self._proc.wait()
+        self._reports.join(timeout_s)
         return self.stats
 
-    def _put(self, item) -> bool:
-        """Append for the writer, counting a drop when it is behind or has stopped."""
-        if self.stats.error or self._stop.is_set() or not self._thread.is_alive() or (
-                len(self._pending) >= self.cfg.queue_records):
-            self.stats.dropped += 1
-            return False
-        self._pending.append(item)   # atomic under the interpreter lock
-        return True
+    def _put(self, data: bytes) -> bool:
+        """Buffer a frame and hand the buffer to the pipe when due; a drop is counted when
+        the buffer is full or the writer has stopped."""
+        with self._lock:
+            if self._closed or self.stats.error or len(self._buffer) >= self.cfg.queue_bytes:
+                self.stats.dropped += 1
+                return False
+            self._buffer += data
+            now_s = time.monotonic()
+            if (len(self._buffer) >= self.cfg.send_bytes
+                    or now_s - self._sent_s >= self.cfg.send_interval_s):
+                self._send(now_s)
+            return True
 
-    def _run(self) -> None:
-        """The writer thread: files, chunks, flushes, rotation."""
-        writer = None
+    def _send(self, now_s: float) -> None:
+        """As much of the buffer as the pipe takes now (never waits)."""
         try:
-            writer = _File(self, 0)
-            last_flush = time.monotonic()
-            while True:
-                stopping = self._stop.wait(self.cfg.poll_interval_s)
-                self._drain(writer, everything=stopping)
-                if stopping:
-                    break
-                if time.monotonic() - last_flush >= self.cfg.flush_interval_s:
-                    writer.flush()
-                    last_flush = time.monotonic()
-                    if writer.size() >= self.cfg.max_file_bytes:
-                        writer.finish()
-                        writer = _File(self, writer.index + 1)
-        except OSError as exc:
-            self.stats.error = f'{type(exc).__name__}: {exc}'
+            sent = os.write(self._fd, self._buffer)
+        except BlockingIOError:
+            sent = 0
+        except OSError as exc:   # the writer process died: nothing more can be written
+            self.stats.error = self.stats.error or f'writer process: {exc}'
             log.error('recorder stopped, later records are dropped: %s', self.stats.error)
-        finally:
-            if writer is not None:
-                try:
-                    writer.finish()
-                except OSError as exc:
-                    self.stats.error = self.stats.error or f'{type(exc).__name__}: {exc}'
-
-    def _drain(self, writer: _File, everything: bool = False) -> None:
-        """Write the records accumulated when called (everything: until none is left, at
-        close), yielding the interpreter every YIELD_EVERY; a writer slower than the
-        records come still returns to flush and rotate on time, while the deque fills
-        up to its cap and drops."""
-        pending = self._pending
-        count = len(pending)
-        done = 0
-        while pending and (everything or done < count):
-            writer.handle(pending.popleft())
-            done += 1
-            if done % YIELD_EVERY == 0:
-                time.sleep(0)   # a control thread waiting for the lock gets it now
-
-
-class _File:
-    """One MCAP file of a recorder (writer thread only)."""
-
-    def __init__(self, recorder: Recorder, index: int):
-        """Open the file, write metadata, attachments and the channels known so far."""
-        from mcap.writer import CompressionType, Writer
-        self.recorder, self.index = recorder, index
-        stamp = time.strftime('%Y%m%d_%H%M%S', time.gmtime(recorder._started_ns / 1e9))
-        cfg = recorder.cfg
-        self.path = cfg.folder / f'{cfg.prefix}_{stamp}_{index:03d}.mcap'
-        self._stream = open(self.path, 'wb')
-        self._writer = Writer(self._stream, chunk_size=cfg.chunk_bytes,
-                              compression=CompressionType.LZ4)
-        self._writer.start(profile=recorder._profile, library='sim2real')
-        for name, data in recorder._metadata.items():
-            self._writer.add_metadata(name, data)
-        now = time.time_ns()
-        for name, data in recorder._attachments.items():
-            self._writer.add_attachment(now, now, name, 'application/octet-stream', data)
-        self._ids: dict[int, int] = {}
-        self._schemas: dict[tuple, int] = {}
-        self._sequence: dict[int, int] = {}
-        with recorder._lock:
-            known = list(enumerate(recorder._channels))
-        for key, _ in known:
-            self._register(key)
-        recorder.stats.files.append(str(self.path))
-
-    def _register(self, key: int) -> None:
-        """The file's channel (and schema) for the recorder's channel key."""
-        if key in self._ids:
             return
-        spec = self.recorder._channels[key]
-        schema_key = (spec.schema_name, spec.schema_encoding, spec.schema_data)
-        if schema_key not in self._schemas:
-            self._schemas[schema_key] = self._writer.register_schema(
-                spec.schema_name, spec.schema_encoding, spec.schema_data)
-        self._ids[key] = self._writer.register_channel(
-            spec.topic, spec.message_encoding, self._schemas[schema_key])
+        del self._buffer[:sent]
+        self._sent_s = now_s
 
-    def handle(self, item: tuple) -> None:
-        """A queued channel registration or message."""
-        if item[0] == 'channel':
-            self._register(item[1])
-            return
-        _, key, data, log_ns, publish_ns = item
-        self._register(key)
-        channel = self._ids[key]
-        sequence = self._sequence.get(channel, 0)
-        self._sequence[channel] = sequence + 1
-        self._writer.add_message(channel, log_ns, data, publish_ns, sequence)
-        self.recorder.stats.written += 1
+    def _read_reports(self) -> None:
+        """The writer process's reports (a JSON line after each flush and at the end)."""
+        for line in self._proc.stdout:
+            report = json.loads(line)
+            with self._lock:
+                self.stats.written = report['written']
+                self.stats.dropped += report['dropped'] - self._child_dropped
+                self._child_dropped = report['dropped']
+                self.stats.files = report['files']
+                if report['error'] and not self.stats.error:
+                    self.stats.error = report['error']
+                    log.error('recorder stopped, later records are dropped: %s',
+                              self.stats.error)
+        self._proc.stdout.close()
 
-    def flush(self) -> None:
-        """Finish the chunk in progress and hand the bytes to the OS."""
-        self._writer.flush()
 
-    def size(self) -> int:
-        """Bytes written to the file so far."""
-        return os.fstat(self._stream.fileno()).st_size
-
-    def finish(self) -> None:
-        """Write the summary and close the file."""
-        if self._stream.closed:
-            return
-        try:
-            self._writer.finish()
-        finally:
-            self._stream.close()
+def _grow_pipe(fd: int) -> None:
+    """Ask for a PIPE_BYTES pipe (Linux; the default 64 KiB elsewhere or when refused)."""
+    try:
+        import fcntl
+        fcntl.fcntl(fd, getattr(fcntl, 'F_SETPIPE_SZ', 1031), PIPE_BYTES)
+    except (ImportError, OSError):
+        pass

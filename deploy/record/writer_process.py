@@ -1,0 +1,187 @@
+"""The recorder's writer process: reads framed records from its stdin (writer.Recorder's
+pipe), writes them to MCAP files and reports what it did as a JSON line on its stdout after
+each flush and at the end: records written and dropped (after a write error), files, the
+error. It ends at the end of its input (the recorder closed the pipe, or its process died).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+import pickle
+import select
+import signal
+import sys
+import time
+
+from sim2real.deploy.record.writer import ChannelSpec, CHANNEL, FRAME, INIT, MESSAGE
+
+READ_BYTES = 1024 * 1024
+"""Most bytes taken from the pipe at once."""
+NICENESS = 5
+"""Below the control loop: the writer only has to keep up on average."""
+
+
+class MCAPFiles:
+    """The recorder's files: one open at a time, rotated past max_file_bytes."""
+
+    def __init__(self, init: dict):
+        """Open the first file with the recorder's configuration."""
+        self.cfg = init['cfg']
+        self.init = init
+        self.channels: dict[int, ChannelSpec] = {}
+        self.written = self.dropped = 0
+        self.files: list[str] = []
+        self.error = ''
+        self._open(0)
+
+    def _open(self, index: int) -> None:
+        """A new file with the metadata, the attachments and the channels known so far."""
+        from mcap.writer import CompressionType, Writer
+        self.index = index
+        stamp = time.strftime('%Y%m%d_%H%M%S', time.gmtime(self.init['started_ns'] / 1e9))
+        path = Path(self.cfg['folder']) / f'{self.cfg["prefix"]}_{stamp}_{index:03d}.mcap'
+        self._stream = open(path, 'wb')
+        self._writer = Writer(self._stream, chunk_size=self.cfg['chunk_bytes'],
+                              compression=CompressionType.LZ4)
+        self._writer.start(profile=self.init['profile'], library='sim2real')
+        for name, data in self.init['metadata'].items():
+            self._writer.add_metadata(name, data)
+        now = time.time_ns()
+        for name, data in self.init['attachments'].items():
+            self._writer.add_attachment(now, now, name, 'application/octet-stream', data)
+        self._ids: dict[int, int] = {}
+        self._schemas: dict[tuple, int] = {}
+        self._sequence: dict[int, int] = {}
+        for key in self.channels:
+            self._register(key)
+        self.files.append(str(path))
+
+    def _register(self, key: int) -> None:
+        """The file's channel (and schema) for the recorder's channel key."""
+        spec = self.channels[key]
+        schema_key = (spec.schema_name, spec.schema_encoding, spec.schema_data)
+        if schema_key not in self._schemas:
+            self._schemas[schema_key] = self._writer.register_schema(
+                spec.schema_name, spec.schema_encoding, spec.schema_data)
+        self._ids[key] = self._writer.register_channel(
+            spec.topic, spec.message_encoding, self._schemas[schema_key])
+
+    def record(self, kind: int, key: int, log_ns: int, publish_ns: int, data: bytes) -> None:
+        """One framed record: a channel registration or a message (dropped after an
+        error)."""
+        if kind == CHANNEL:
+            self.channels[key] = pickle.loads(data)
+            if not self.error:
+                self._register(key)
+            return
+        if kind != MESSAGE or self.error:
+            self.dropped += kind == MESSAGE
+            return
+        channel = self._ids[key]
+        sequence = self._sequence.get(channel, 0)
+        self._sequence[channel] = sequence + 1
+        self._writer.add_message(channel, log_ns, data, publish_ns, sequence)
+        self.written += 1
+
+    def flush(self) -> None:
+        """Finish the chunk in progress; a new file past max_file_bytes."""
+        if self.error:
+            return
+        self._writer.flush()
+        if os.fstat(self._stream.fileno()).st_size >= self.cfg['max_file_bytes']:
+            self.finish()
+            self._open(self.index + 1)
+
+    def finish(self) -> None:
+        """Write the summary and close the file."""
+        if self._stream.closed:
+            return
+        try:
+            self._writer.finish()
+        finally:
+            self._stream.close()
+
+    def fail(self, exc: OSError) -> None:
+        """A write error (a full disk): later messages are dropped and counted."""
+        self.error = f'{type(exc).__name__}: {exc}'
+        try:
+            self._stream.close()
+        except OSError:
+            pass
+
+    def report(self) -> None:
+        """What was done so far, one JSON line on stdout (nothing once the recorder's
+        process is gone: its records are still written)."""
+        try:
+            sys.stdout.write(json.dumps({'written': self.written, 'dropped': self.dropped,
+                                         'files': self.files, 'error': self.error}) + '\n')
+            sys.stdout.flush()
+        except OSError:
+            pass
+
+
+def frames(buffer: bytearray):
+    """Complete frames at the start of buffer (removed from it): (kind, key, log_ns,
+    publish_ns, data)."""
+    offset = 0
+    while len(buffer) - offset >= FRAME.size:
+        kind, key, log_ns, publish_ns, size = FRAME.unpack_from(buffer, offset)
+        end = offset + FRAME.size + size
+        if end > len(buffer):
+            break
+        yield kind, key, log_ns, publish_ns, bytes(buffer[offset + FRAME.size:end])
+        offset = end
+    del buffer[:offset]
+
+
+def serve(fd: int) -> None:
+    """Read records until the end of the input, writing and flushing on time."""
+    buffer = bytearray()
+    files: MCAPFiles | None = None
+    last_flush_s = time.monotonic()
+    interval_s = 0.5
+    while True:
+        ready, _, _ = select.select([fd], [], [], interval_s)
+        chunk = os.read(fd, READ_BYTES) if ready else b''
+        if ready and not chunk:
+            break
+        buffer += chunk
+        for kind, key, log_ns, publish_ns, data in frames(buffer):
+            if kind == INIT:
+                files = MCAPFiles(pickle.loads(data))
+                interval_s = files.cfg['flush_interval_s']
+                continue
+            try:
+                files.record(kind, key, log_ns, publish_ns, data)
+            except OSError as exc:
+                files.fail(exc)
+        if files is not None and time.monotonic() - last_flush_s >= interval_s:
+            try:
+                files.flush()
+            except OSError as exc:
+                files.fail(exc)
+            files.report()
+            last_flush_s = time.monotonic()
+    if files is not None:
+        try:
+            files.finish()
+        except OSError as exc:
+            files.error = files.error or f'{type(exc).__name__}: {exc}'
+        files.report()
+
+
+def main() -> None:
+    """The writer process: below the control loop's priority, deaf to SIGINT and SIGTERM."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        os.nice(NICENESS)
+    except OSError:
+        pass
+    serve(sys.stdin.fileno())
+
+
+if __name__ == '__main__':
+    main()
