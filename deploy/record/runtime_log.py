@@ -188,7 +188,7 @@ class RecordingRuntime:
 
     def _failed(self) -> None:
         """A record that could not be encoded: counted as dropped, logged once."""
-        self.recorder.stats.dropped += 1
+        self.recorder.count_dropped()
         if not self._warned:
             self._warned = True
             log.exception('a flight-recorder record could not be encoded (counted as '

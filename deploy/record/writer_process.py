@@ -1,7 +1,8 @@
 """The recorder's writer process: reads framed records from its stdin (writer.Recorder's
 pipe), writes them to MCAP files and reports what it did as a JSON line on its stdout after
 each flush and at the end: records written and dropped (after a write error), files, the
-error. It ends at the end of its input (the recorder closed the pipe, or its process died).
+error. It ends at the end of its input (the recorder closed the pipe or was collected
+unclosed, or its process exited or died).
 """
 
 from __future__ import annotations
@@ -34,7 +35,12 @@ class MCAPFiles:
         self.written = self.dropped = 0
         self.files: list[str] = []
         self.error = ''
-        self._open(0)
+        self._ids: dict[int, int] = {}
+        self._stream = None
+        try:
+            self._open(0)
+        except Exception as exc:   # a folder it cannot write: report it, drop the records
+            self.fail(exc)
 
     def _open(self, index: int) -> None:
         """A new file with the metadata, the attachments and the channels known so far."""
@@ -76,7 +82,7 @@ class MCAPFiles:
             if not self.error:
                 self._register(key)
             return
-        if kind != MESSAGE or self.error:
+        if kind != MESSAGE or self.error or key not in self._ids:
             self.dropped += kind == MESSAGE
             return
         channel = self._ids[key]
@@ -96,18 +102,19 @@ class MCAPFiles:
 
     def finish(self) -> None:
         """Write the summary and close the file."""
-        if self._stream.closed:
+        if self._stream is None or self._stream.closed:
             return
         try:
             self._writer.finish()
         finally:
             self._stream.close()
 
-    def fail(self, exc: OSError) -> None:
+    def fail(self, exc: Exception) -> None:
         """A write error (a full disk): later messages are dropped and counted."""
-        self.error = f'{type(exc).__name__}: {exc}'
+        self.error = self.error or f'{type(exc).__name__}: {exc}'
         try:
-            self._stream.close()
+            if self._stream is not None:
+                self._stream.close()
         except OSError:
             pass
 
@@ -118,8 +125,8 @@ class MCAPFiles:
             sys.stdout.write(json.dumps({'written': self.written, 'dropped': self.dropped,
                                          'files': self.files, 'error': self.error}) + '\n')
             sys.stdout.flush()
-        except OSError:
-            pass
+        except OSError:   # the recorder's process is gone: write on, report nowhere
+            sys.stdout = open(os.devnull, 'w')
 
 
 def frames(buffer: bytearray):
@@ -155,12 +162,12 @@ def serve(fd: int) -> None:
                 continue
             try:
                 files.record(kind, key, log_ns, publish_ns, data)
-            except OSError as exc:
+            except Exception as exc:   # a full disk, a closed file: count, never stop reading
                 files.fail(exc)
         if files is not None and time.monotonic() - last_flush_s >= interval_s:
             try:
                 files.flush()
-            except OSError as exc:
+            except Exception as exc:
                 files.fail(exc)
             files.report()
             last_flush_s = time.monotonic()

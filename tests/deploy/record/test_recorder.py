@@ -140,18 +140,17 @@ def test_a_node_killed_mid_run_leaves_a_file_read_to_within_one_second(tmp_path,
                                                                        with_writer):
     """SIGKILL after about 2.5 s of writing at 500 Hz. The node alone: its writer process
     finishes the file (it reads whole) up to the records of the last send interval. The
-    node and its writer (the process group): the file reads up to its last flushed chunk,
-    and says where reading stopped. Either way the last message read was logged at most 1 s
-    before the kill."""
+    node and its writer: the file reads up to its last flushed chunk, and says where reading
+    stopped. Either way the last message read was logged at most 1 s before the kill."""
     proc = subprocess.Popen([sys.executable, '-c', KILLED_WRITER, str(tmp_path)],
                             stdout=subprocess.PIPE, text=True, start_new_session=True)
     assert proc.stdout.readline().strip() == 'started'
     time.sleep(2.5)
     killed_ns = time.time_ns()
+    (writer,) = Path(f'/proc/{proc.pid}/task/{proc.pid}/children').read_text().split()
+    os.kill(proc.pid, signal.SIGKILL)
     if with_writer:
-        os.killpg(proc.pid, signal.SIGKILL)
-    else:
-        os.kill(proc.pid, signal.SIGKILL)
+        os.kill(int(writer), signal.SIGKILL)
     proc.wait(timeout=10)
     (path,) = list(Path(tmp_path).glob('*.mcap'))
     deadline = time.monotonic() + 10.0
@@ -200,3 +199,65 @@ def test_a_0d_array_and_nan_are_encoded_exactly():
     back = json.loads(text)
     assert back == {'a': 1.5, 'b': [1.0, 'NaN'], 'c': [0, 1, 2]}
     assert np.isnan(array(back['b'])[1])
+
+
+def test_a_writer_that_caught_up_takes_records_again(tmp_path):
+    """A burst fills the pipe and a 64 KiB buffer (records dropped); once the writer has
+    drained them, every later record is accepted and written."""
+    rec = Recorder(RecorderCfg(tmp_path, queue_bytes=64 * 1024))
+    tick = rec.channel(json_channel('/t', 'T', {}))
+    pad = 'p' * 1000
+    burst = sum(rec.write_json(tick, {'pad': pad}, i) for i in range(20_000))
+    assert burst < 20_000
+    time.sleep(1.0)
+    later = [rec.write_json(tick, {'i': i}, i) for i in range(200)]
+    stats = rec.close()
+    assert all(later) and stats.written == burst + 200
+    assert stats.dropped == 20_000 - burst
+
+
+PAUSED_WRITER = """
+import sys, time
+from pathlib import Path
+from sim2real.deploy.record.writer import json_channel, Recorder, RecorderCfg
+rec = Recorder(RecorderCfg(Path(sys.argv[1])))
+tick = rec.channel(json_channel('/tick', 'Tick', {}))
+rec.write_json(tick, {'k': 'first'}, 1)
+rec.write_json(tick, {'k': 'estop'}, 2)
+print('written', flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_record_before_a_pause_reaches_the_file_without_a_later_write(tmp_path):
+    """Two records 0 ms apart, then nothing: the recorder hands the second over within a
+    send interval on its own, so a SIGKILL 0.5 s later leaves both in the file."""
+    proc = subprocess.Popen([sys.executable, '-c', PAUSED_WRITER, str(tmp_path)],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == 'written'
+    time.sleep(0.5)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    (path,) = list(Path(tmp_path).glob('*.mcap'))
+    deadline = time.monotonic() + 10.0
+    while read_log(path).damage and time.monotonic() < deadline:
+        time.sleep(0.05)
+    log = read_log(path)
+    assert [decode(m, log)['k'] for m in log.messages] == ['first', 'estop']
+
+
+def test_a_recorder_dropped_unclosed_still_finishes_its_file(tmp_path):
+    """A Recorder garbage-collected without close(): its writer gets the buffered records,
+    finishes the file (it reads whole) and exits."""
+    import gc
+    rec = Recorder(RecorderCfg(tmp_path))
+    tick = rec.channel(json_channel('/t', 'T', {}))
+    for i in range(100):
+        rec.write_json(tick, {'i': i}, i)
+    proc = rec._proc
+    del rec, tick
+    gc.collect()
+    proc.wait(timeout=10)
+    (path,) = list(Path(tmp_path).glob('*.mcap'))
+    log = read_log(path)
+    assert log.damage is None and len(log.messages) == 100
