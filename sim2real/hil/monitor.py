@@ -20,7 +20,9 @@ from nav_msgs.msg import Odometry
 import numpy as np
 from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
-from rclpy.executors import SingleThreadedExecutor
+from rclpy.executors import (
+    ExternalShutdownException, ShutdownException, SingleThreadedExecutor)
+from rclpy.exceptions import InvalidHandle
 from rclpy.node import Node
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool, Trigger
@@ -43,6 +45,9 @@ the simulator's ground truth): once each holds an entry published after t, the m
 taken everything published before t (one executor takes each topic in order)."""
 QUEUE_DEPTH = 1000
 """Subscription depth: a monitor seconds behind loses nothing of a 500 Hz topic."""
+SPIN_TIMEOUT_S = 0.01
+"""Longest the monitor's thread waits for the executor before it takes the topics' messages
+itself [s]."""
 
 
 class HilError(RuntimeError):
@@ -83,18 +88,22 @@ class HilMonitor(Node):
         start over at an enable)."""
         self._decode = decode
         self._caught_up_s = -np.inf
-        self.create_subscription(command_type, command_topic, self._on_command, QUEUE_DEPTH)
-        self.create_subscription(String, '/policy_node/state', self._on_state, QUEUE_DEPTH)
-        self.create_subscription(Odometry, '/sim_bridge/ground_truth', self._on_truth,
-                                 QUEUE_DEPTH)
+        self._streams = [
+            self.create_subscription(command_type, command_topic, self._on_command,
+                                     QUEUE_DEPTH),
+            self.create_subscription(String, '/policy_node/state', self._on_state, QUEUE_DEPTH),
+            self.create_subscription(Odometry, '/sim_bridge/ground_truth', self._on_truth,
+                                     QUEUE_DEPTH)]
+        """The fixed-rate topics, taken in batches (see _spin)."""
         self.create_subscription(String, '/sim_bridge/events', self._on_event, QUEUE_DEPTH)
         self.create_subscription(DiagnosticArray, '/diagnostics', self._on_diag, 10)
         if kp_topic:
-            self.create_subscription(Float64MultiArray, kp_topic, self._on_gains, QUEUE_DEPTH)
+            self._streams.append(self.create_subscription(
+                Float64MultiArray, kp_topic, self._on_gains, QUEUE_DEPTH))
         for name, (msg_type, topic, to_values) in (series or {}).items():
             setattr(self, name, [])
-            self.create_subscription(msg_type, topic, partial(self._on_series, name,
-                                                              to_values), QUEUE_DEPTH)
+            self._streams.append(self.create_subscription(
+                msg_type, topic, partial(self._on_series, name, to_values), QUEUE_DEPTH))
         self._cmd_vel: np.ndarray | None = None
         self.cmd_vel_sent_s = -np.inf
         """Steady time of the last velocity command published [s]."""
@@ -107,8 +116,21 @@ class HilMonitor(Node):
         self._params = self.create_client(SetParameters, '/sim_bridge/set_parameters')
         self._executor = SingleThreadedExecutor()
         self._executor.add_node(self)
-        self._thread = threading.Thread(target=self._executor.spin, daemon=True)
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._spin, daemon=True)
         self._thread.start()
+
+    def _spin(self) -> None:
+        """The monitor's thread: the executor for services, timers and events, and after
+        each of its callbacks every message the fixed-rate topics hold, taken in one batch.
+        (The executor alone serves one message per wait; at the ~300 messages a second of a
+        HIL run, on a CPU the nodes share, it fell seconds behind.)"""
+        while not self._stopping.is_set() and self.context.ok():
+            try:
+                self._executor.spin_once(timeout_sec=SPIN_TIMEOUT_S)
+                ros_msgs.take_pending(self._streams)
+            except (ExternalShutdownException, ShutdownException, InvalidHandle):
+                break
 
     # -- recording --------------------------------------------------------------------
     def _on_command(self, msg, info: dict) -> None:
@@ -200,6 +222,9 @@ class HilMonitor(Node):
                     'end (a node stopped publishing, or a CPU too busy for the nodes and the '
                     'monitor)')
             time.sleep(0.005)
+        waited_s = time.monotonic() + timeout_s - deadline_s
+        if waited_s > 0.05:
+            log.debug('the monitor took %.2f s to catch up with the end of a window', waited_s)
         self._caught_up_s = t_s
 
     def events_since(self, t0_s: float, kind: str | None = None) -> list[dict]:
@@ -257,6 +282,7 @@ class HilMonitor(Node):
         # the spin thread must be out of the executor before the node's handles go: a
         # callback finishing after destroy_node raises in that thread (InvalidHandle)
         deadline_s = time.monotonic() + CLOSE_TIMEOUT_S
+        self._stopping.set()
         self._executor.shutdown(timeout_sec=CLOSE_TIMEOUT_S)
         self._thread.join(timeout=max(0.0, deadline_s - time.monotonic()))
         if self._thread.is_alive():
