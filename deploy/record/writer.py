@@ -154,7 +154,7 @@ class Recorder:
             self._fail(f'writer process: {exc}')
         os.set_blocking(self._fd, False)
         # at exit or when dropped unclosed: hand over what is buffered, end the writer
-        self._finalizer = weakref.finalize(self, _hand_over, self._proc, self._out,
+        self._finalizer = weakref.finalize(self, _deliver_rest, self._proc, self._out,
                                            CLOSE_TIMEOUT_S)
         self._reports = threading.Thread(target=_serve_reports, args=(weakref.ref(self),
                                          self._proc.stdout, cfg.send_interval_s),
@@ -196,7 +196,7 @@ class Recorder:
                 return self.stats
             self._closed = True
         self._finalizer.detach()
-        lost = _hand_over(self._proc, self._out, timeout_s)
+        lost = _deliver_rest(self._proc, self._out, timeout_s)
         with self._lock:
             self.stats.dropped += lost
             if lost and not self.stats.error:
@@ -297,7 +297,7 @@ class _Outbox:
         return lost
 
 
-def _hand_over(proc: subprocess.Popen, out: _Outbox, timeout_s: float) -> int:
+def _deliver_rest(proc: subprocess.Popen, out: _Outbox, timeout_s: float) -> int:
     """Write what is buffered to the writer (waiting for the pipe until timeout_s), close
     its input and wait for it to finish; the records that could not be handed over."""
     deadline_s = time.monotonic() + timeout_s
