@@ -174,8 +174,8 @@ def serve(fd: int) -> None:
     if files is not None:
         try:
             files.finish()
-        except OSError as exc:
-            files.error = files.error or f'{type(exc).__name__}: {exc}'
+        except Exception as exc:
+            files.fail(exc)
         files.report()
 
 

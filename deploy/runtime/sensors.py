@@ -74,14 +74,10 @@ def rotmat_from_quat(quat_wxyz: np.ndarray) -> np.ndarray:
     before they get here). Scalar arithmetic: terms.quat_to_rotmat's formula for one
     quaternion, twenty times cheaper than its array path (this runs at every odometry and
     IMU message)."""
-    w, x, y, z = np.asarray(quat_wxyz, dtype=np.float64).tolist()
-    scale = max(abs(w), abs(x), abs(y), abs(z))
-    if not (math.isfinite(w) and math.isfinite(x) and math.isfinite(y) and math.isfinite(z)
-            and scale > 0.0):
+    norm = quat_norm(quat_wxyz)
+    if not 0.0 < norm < math.inf:
         return np.full((3, 3), np.nan)
-    w, x, y, z = w / scale, x / scale, y / scale, z / scale
-    norm = math.sqrt(w * w + x * x + y * y + z * z)
-    w, x, y, z = w / norm, x / norm, y / norm, z / norm
+    w, x, y, z = (v / norm for v in np.asarray(quat_wxyz, dtype=np.float64).tolist())
     xx, yy, zz = x * x, y * y, z * z
     xy, xz, yz = x * y, x * z, y * z
     wx, wy, wz = w * x, w * y, w * z
