@@ -190,9 +190,7 @@ class SimBridge(Node):
                 self._pubs[stream].publish(msg)
                 self._track_freshness(stream, values, stamp_s, sent_s)
                 for fault in self.faults.pop_effects():
-                    self._event({
-                        'event': 'fault_effect', 'fault': fault, 'stream': stream,
-                        'monotonic_s': sent_s})
+                    self._effect(fault, stream, sent_s)
         for event in self.faults.pop_events() + self.sim.pop_events():
             payload = {'event': event.event, 'fault': event.fault,
                        'monotonic_s': event.monotonic_s}
@@ -217,10 +215,16 @@ class SimBridge(Node):
             self._last_stamp_s[stream] = stamp_s
             self._last_fresh_s[stream] = now_s
         elif self._awaiting_effect:
-            self._event({
-                'event': 'fault_effect', 'fault': self._awaiting_effect, 'stream': stream,
-                'monotonic_s': now_s})
+            self._effect(self._awaiting_effect, stream, now_s)
             self._awaiting_effect = ''
+
+    def _effect(self, fault: str, stream: str, sent_s: float) -> None:
+        """The 'fault_effect' event of fault's first changed sample on stream (sent at
+        sent_s), with the send time of each stream's last fresh message so far: for the
+        changed stream, its last fresh one ever sent (a stream is FIFO; messages queued in
+        transport before the onset go out fresh after it)."""
+        self._event({'event': 'fault_effect', 'fault': fault, 'stream': stream,
+                     'monotonic_s': sent_s, 'last_fresh_s': dict(self._last_fresh_s)})
 
     def _report(self, now_s: float) -> None:
         """Warn at most once a second when a step ran over 2 periods late or was skipped."""

@@ -45,6 +45,8 @@ class ReplayResult:
     """Per tick with an observation, the band's per-term flags."""
     ood_first_tick: dict[str, int] = field(default_factory=dict)
     """Term -> index of the first tick it was flagged."""
+    policy_start_tick: int | None = None
+    """Index of the first tick at which the policy ran (built an observation)."""
 
     def ood_share(self) -> dict[str, float]:
         """Term -> share of the ticks with an observation at which it was outside its band."""
@@ -54,8 +56,10 @@ class ReplayResult:
         return {name: float(v) for name, v in zip(self.band.names, share)}
 
     def ood_first_s(self) -> dict[str, float]:
-        """Term -> seconds from the first tick to the first at which it was flagged."""
-        return {name: self.now_s[index] - self.now_s[0]
+        """Term -> seconds from the policy's first tick (not the log's: a node idles until it
+        is armed) to the first at which the term was flagged."""
+        start = self.policy_start_tick
+        return {name: self.now_s[index] - self.now_s[start]
                 for name, index in self.ood_first_tick.items()}
 
     def summary(self) -> dict:
@@ -142,6 +146,8 @@ def _tick(runtime, record: dict, result: ReplayResult) -> None:
         result.observations.append(None if step.observation is None
                                    else np.asarray(step.observation, float).reshape(-1))
     if step.observation is not None:
+        if result.policy_start_tick is None:
+            result.policy_start_tick = index
         flags = result.band.outside(step.observation)
         result.ood_flags.append(flags)
         for name, flagged in zip(result.band.names, flags):

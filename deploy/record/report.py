@@ -173,7 +173,7 @@ def summary_markdown(summary: dict, series: FlightSeries, verdict: str,
     else:
         band = [(name, f'{share:.2%}', _first(summary, name))
                 for name, share in summary['ood_share'].items()]
-        lines.append(tabulate(band, ('term', 'ticks outside', 'first outside at [s]'),
+        lines.append(tabulate(band, ('term', 'ticks outside', 'first outside [s after arm]'),
                               tablefmt='github'))
     lines += ['', '## Events', '']
     events = [(f'{e.t_s:.3f}', e.source, e.text) for e in series.events]

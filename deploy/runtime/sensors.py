@@ -26,6 +26,9 @@ RESYNC_SAMPLES = 3
 """Consecutive rising-stamp samples behind the stored stamp that re-synchronize a stream."""
 DISCOVERY_S = 10.0
 """Until this long after start, a stream never heard from may still be in DDS discovery."""
+DISCOVERY_HINT = 'DDS discovery can take seconds: wait and retry'
+"""Ends a refusal for a stream not heard from within DISCOVERY_S of start: callers that
+arm a node right after launching it (the HIL runner) retry while a refusal says this."""
 
 
 def rising_run(run: list[float], value: float, strict: bool) -> bool:
@@ -210,7 +213,7 @@ class Watchdog:
         sample = store.latest(self.stream)
         if sample is None:
             waited = now_s - since_s
-            hint = ('DDS discovery can take seconds: wait and retry' if waited < DISCOVERY_S
+            hint = (DISCOVERY_HINT if waited < DISCOVERY_S
                     else f'is {self.topic or "its topic"} published and remapped to this node?')
             return f'no {self.stream} message yet, {waited:.1f} s after start; {hint}'
         if sample.received_s > now_s:

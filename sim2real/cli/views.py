@@ -110,7 +110,7 @@ def replay_view(summary: dict) -> str:
                  f'{summary["ood_first_s"][name]:.3f}')
                 for name, share in summary['ood_share'].items()]
         lines += ['', f'training band ({summary["policy_ticks"]} ticks with an observation):',
-                  table(band, ('term', 'ticks outside', 'first outside at [s]'))]
+                  table(band, ('term', 'ticks outside', 'first outside [s after arm]'))]
     else:
         lines += ['', 'training band: the policy carries none; `sim2real export POLICY.onnx '
                       '--out BANDED.onnx` measures it, `--policy BANDED.onnx` replays with it']

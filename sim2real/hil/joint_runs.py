@@ -13,6 +13,7 @@ from typing import Callable
 
 import numpy as np
 
+from sim2real.deploy.runtime.sensors import DISCOVERY_HINT, DISCOVERY_S
 from sim2real.hil import metrics
 from sim2real.hil.monitor import HilError, HilMonitor
 from sim2real.hil.scenarios import (
@@ -20,17 +21,24 @@ from sim2real.hil.scenarios import (
 
 
 def arm(mon: HilMonitor, transient: tuple[str, ...], timeout_s: float) -> float:
-    """Enable the node; an enable refused for a reason containing one of transient (a stream
-    DDS discovery still holds back, the last samples of the previous scenario's fault) is
-    retried every 50 ms until timeout_s. The steady time of the accepted enable [s]."""
-    deadline = time.monotonic() + timeout_s
+    """Enable the node; the steady time of the accepted enable [s].
+
+    A refusal the node marks as DDS discovery (a stream not heard from since its start,
+    DISCOVERY_HINT: the node stops saying so DISCOVERY_S after its start) is retried every
+    50 ms for as long as the node says so, whatever the robot; one for a reason containing
+    one of transient (the last samples of the previous scenario's fault) until timeout_s.
+    """
+    t_start = time.monotonic()
     while True:
         t_enable = time.monotonic()
         try:
             mon.enable(True)
             return t_enable
         except HilError as exc:
-            if not any(k in str(exc) for k in transient) or t_enable > deadline:
+            waited_s = t_enable - t_start
+            discovery = DISCOVERY_HINT in str(exc) and waited_s <= DISCOVERY_S
+            if not discovery and not (any(k in str(exc) for k in transient)
+                                      and waited_s <= timeout_s):
                 raise
             time.sleep(0.05)
 

@@ -80,28 +80,42 @@ def is_number(text: str) -> bool:
     return True
 
 
+LOOKBACK_S = 1.0
+"""How far before the onset's arrival a fault's bridge events are looked for [s]."""
+
+
 def condition_time(mon: HilMonitor, sc: Scenario, case: FaultCase, onset: dict) -> float:
     """Steady time at which the fault's latch (or watchdog) condition starts to hold."""
+    effect = first_effect(mon, onset)
     if case.condition == 'effect':
-        effects = mon.events_since(onset['received_s'] - 1.0, 'fault_effect')
-        effects = [e for e in effects if e['fault'] == onset['fault']]
-        return effects[0]['monotonic_s'] if effects else math.inf
+        return effect['monotonic_s'] if effect else math.inf
     if case.condition == 'stale':
-        return min(onset['last_fresh_s'][s]
-                   + sc.node[sc.timeout_keys.get(s, f'{s}_timeout_s')] for s in case.streams)
+        fresh_s = dict(onset['last_fresh_s'])
+        if effect and effect['stream'] in effect.get('last_fresh_s', {}):
+            fresh_s[effect['stream']] = effect['last_fresh_s'][effect['stream']]
+        return min(fresh_s[s] + sc.node[sc.timeout_keys.get(s, f'{s}_timeout_s')]
+                   for s in case.streams)
     if case.condition == 'timeout':
         return onset['monotonic_s'] + sc.bridge['command_timeout_s']
     return onset['monotonic_s']
+
+
+def first_effect(mon: HilMonitor, onset: dict) -> dict | None:
+    """The bridge's 'fault_effect' event of the onset's fault (its first changed sample sent,
+    with the last fresh send of each stream by then), None before or without one.
+
+    A stale condition starts from the stream's last fresh message sent: the effect knows it
+    where the onset cannot (samples offered before the onset, held in transport, go out
+    fresh after it).
+    """
+    effects = mon.events_since(onset['received_s'] - LOOKBACK_S, 'fault_effect')
+    return next((e for e in effects if e['fault'] == onset.get('fault')), None)
 
 
 def diag_number(mon: HilMonitor, key: str) -> float:
     """A figure of the node's latest diagnostics (since its last enable), NaN if absent."""
     value = mon.diagnostics.get(key, '')
     return float(value) if is_number(value) else math.nan
-
-
-LOOKBACK_S = 1.0
-"""How far before the onset's arrival a fault's bridge events are looked for [s]."""
 
 
 def watchdog_trip_s(mon: HilMonitor, onset: dict) -> float | None:

@@ -149,7 +149,7 @@ def fault_verdict(name: str, r: dict, sc: Scenario) -> tuple[bool, str]:
         tilt = r.get('max_tilt_rad')
         if tilt is not None and not tilt < sc.node.get('max_tilt_rad', math.inf):
             reasons.append(f'tilted {tilt:.2f} rad')
-        how = f'{who} after {ticks} ticks'
+        how = f'{who} after {ticks} tick{"" if ticks == 1 else "s"}'
     if r.get('fallback_before_onset'):
         reasons.append(f'in fallback before the fault began ({r.get("fallback_reason", "")})')
     if not r['recovered_safe'] and not reasons:

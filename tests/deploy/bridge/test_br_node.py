@@ -238,3 +238,32 @@ def test_hand_bridge_publishes_the_tracked_cube_at_15_hz(domain_env, tmp_path):
                 assert np.linalg.norm(quat) == pytest.approx(1.0, abs=1e-9)
                 pos = np.array([msg.pose.position.x, msg.pose.position.y, msg.pose.position.z])
                 assert np.linalg.norm(pos - rest_m) < 0.02
+
+
+def test_a_frozen_streams_effect_names_its_last_fresh_send_after_a_transport_delay(
+        domain_env, tmp_path):
+    """With 0.2 s of sensor transport, odom samples offered before frozen_odom's onset go out
+    fresh after it: the fault_effect event gives the send time of the last of them (what a
+    node's stale watchdog counts from), not the onset's earlier snapshot; the listener's last
+    new odom stamp arrives within 0.1 s of it."""
+    with running_bridge(tmp_path / 'sim_bridge.log', [
+            '-p', 'robot:=quadrotor', '-p', 'sensor_latency_s:=0.2']), \
+            listening(domain_env, {'odom': Odometry}) as (node, executor, log):
+        events = []
+        node.create_subscription(String, '/sim_bridge/events', lambda m: events.append(
+            json.loads(m.data)), 50)
+        client = node.create_client(SetParameters, '/sim_bridge/set_parameters')
+        assert spin_for(executor, 30.0, lambda: len(log['odom']) > 20), 'no odom from bridge'
+        assert set_active_faults(executor, client, 'frozen_odom').successful
+        assert spin_for(executor, 3.0, lambda: any(
+            e['event'] == 'fault_effect' for e in events))
+        spin_for(executor, 0.3)
+    onset = next(e for e in events if e['event'] == 'fault_on')
+    effect = next(e for e in events if e['event'] == 'fault_effect')
+    assert effect['fault'] == 'frozen_odom' and effect['stream'] == 'odom'
+    assert onset['last_fresh_s']['odom'] < onset['monotonic_s']
+    last_fresh_s = effect['last_fresh_s']['odom']
+    assert onset['monotonic_s'] + 0.1 < last_fresh_s < effect['monotonic_s']
+    stamps = [ros_msgs.stamp_to_s(m.header.stamp) for _, m in log['odom']]
+    arrived_s = log['odom'][int(np.argmax(stamps))][0]
+    assert 0.0 <= arrived_s - last_fresh_s < 0.1

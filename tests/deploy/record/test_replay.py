@@ -194,6 +194,10 @@ def test_replay_reports_the_share_of_ticks_each_term_left_its_band(
     assert sum(result.ood_share().values()) == result.ood_share()[name]
     ticks_with_obs = [i for i, o in enumerate(first.observations) if o is not None]
     assert result.ood_first_tick == {name: ticks_with_obs[int(np.argmax(above))]}
+    # timed from the policy's first tick, not from the log's idle ticks before the arm
+    assert ticks_with_obs[0] > 0
+    assert result.ood_first_s()[name] == pytest.approx(
+        first.now_s[ticks_with_obs[int(np.argmax(above))]] - first.now_s[ticks_with_obs[0]])
     summary = result.summary()
     assert summary['ood_share'][name] == result.ood_share()[name]
     assert summary['policy_ticks'] == len(observed) and summary['ood_banded'] is True
