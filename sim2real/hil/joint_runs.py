@@ -138,7 +138,7 @@ def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase, launch: Callable,
         reason = next((s.partition(':')[2] for s in state_names if s.startswith('fallback')),
                       '')
         safe = (ticks is not None and ticks <= case.max_ticks and damped_after(
-            mon, t_fallback, t_end) and case.reason in ('', reason))
+            mon, t_fallback, t_end) and case.accepts(reason))
         t_safe = t_end if t_fallback is None else t_fallback
     else:
         t_trip = watchdog_trip_s(mon, onset_event)
@@ -151,7 +151,7 @@ def fault_run(mon: HilMonitor, sc: Scenario, case: FaultCase, launch: Callable,
         'limit_violations': int(count),
         'expect': case.expect,
         'max_ticks': case.max_ticks,
-        'expected_reason': case.reason,
+        'expected_reasons': list(case.reasons),
         'fallback': t_fallback is not None,
         'final_state': state_names[-1] if state_names else '',
         'fell': fell_now,

@@ -38,8 +38,12 @@ class FaultCase:
     max_ticks: int = 2
     """Most control ticks from the condition to the safe state (a latch read through a
     filter needs more: the leg-odometry speed's)."""
-    reason: str = ''
-    """The latch reason the fallback must give ('' for any)."""
+    reasons: tuple[str, ...] = ()
+    """The latch reasons the fallback may give (any one of them; empty: any reason)."""
+
+    def accepts(self, reason: str) -> bool:
+        """Whether a fallback for reason answers this fault."""
+        return not self.reasons or reason in self.reasons
 
 
 @dataclass

@@ -143,9 +143,9 @@ def fault_verdict(name: str, r: dict, sc: Scenario) -> tuple[bool, str]:
             reasons.append(f'no {who}')
         elif ticks > most:
             reasons.append(f'{who} after {ticks} ticks > {most}')
-        wanted, got = r.get('expected_reason', ''), r.get('fallback_reason', '')
-        if wanted and ticks >= 0 and got != wanted:
-            reasons.append(f'fallback for {got or "?"}, not {wanted}')
+        wanted, got = r.get('expected_reasons') or [], r.get('fallback_reason', '')
+        if wanted and ticks >= 0 and got not in wanted:
+            reasons.append(f'fallback for {got or "?"}, not {" or ".join(wanted)}')
         tilt = r.get('max_tilt_rad')
         if tilt is not None and not tilt < sc.node.get('max_tilt_rad', math.inf):
             reasons.append(f'tilted {tilt:.2f} rad')

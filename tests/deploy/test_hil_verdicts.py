@@ -196,3 +196,18 @@ def test_nominal_floors_are_judged_and_given_floors_replace_the_robots():
     assert not nominal_verdict(turned, HIL.bound(SC), tighter)[0]
     both = merge_floors(floors, [parse_floor('cube_distance_max_m<=0.005')])
     assert len(both) == 2 and not nominal_verdict(turned, HIL.bound(SC), both)[0]
+
+
+def test_a_latch_with_several_answers_accepts_each_and_names_them_when_another_comes():
+    """A fault answered by either of two latches (the quadruped's push: the runaway or the
+    tilt): each passes; a third reason fails naming both wanted ones."""
+    from sim2real.hil.scenarios import FaultCase
+    case = FaultCase('push', 'latch', 'effect', reasons=('leg_odometry', 'tilt'))
+    assert case.accepts('tilt') and case.accepts('leg_odometry')
+    assert not case.accepts('stale:imu') and FaultCase('x', 'latch').accepts('stale:imu')
+    run = dict(expect='latch', fallback=True, ticks_to_safe=5, max_ticks=30,
+               expected_reasons=list(case.reasons))
+    assert fault_verdict('push', _fault(**run, fallback_reason='tilt'), SC)[0]
+    ok, line = fault_verdict('push', _fault(**dict(run, recovered_safe=False),
+                                            fallback_reason='stale:imu'), SC)
+    assert not ok and 'fallback for stale:imu, not leg_odometry or tilt' in line

@@ -16,6 +16,7 @@ import sys
 import pytest
 import yaml
 
+from sim2real.deploy.robots.quadruped.hil import PUSH_REASONS
 from tests.system.replay_check import assert_replays_exactly
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,7 +97,8 @@ def test_the_node_keeps_its_rate_and_reports_timing(plumbing):
 def test_shipped_policy_walks_at_half_a_metre_per_second(tmp_path):
     """policies/quadruped_flat.onnx walks 10 s at 0.5 m/s: no fall, lin_vel_error <= 0.15,
     the node's leg odometry within 0.1 m/s of the true forward velocity on average (0.047
-    measured); the base dragged at 3 m/s trips the 'leg_odometry' latch. The flight,
+    measured); the base dragged at 3 m/s trips the 'leg_odometry' latch (or, where the robot
+    stumbles first, the 'tilt' one) within PUSH_TICKS. The flight,
     recorded, replays to the same commands and latches (`sim2real replay`)."""
     if not SHIPPED.is_file():
         pytest.skip(f'{SHIPPED.name} is not shipped yet: an untrained policy cannot walk')
@@ -110,7 +112,7 @@ def test_shipped_policy_walks_at_half_a_metre_per_second(tmp_path):
     for name, outcome in result['faults'].items():
         assert outcome['recovered_safe'], (name, outcome)
         assert outcome['ticks_to_safe'] <= outcome['max_ticks'], (name, outcome)
-    assert result['faults']['push']['fallback_reason'] == 'leg_odometry', result
+    assert result['faults']['push']['fallback_reason'] in PUSH_REASONS, result
 
 
 @pytest.mark.slow

@@ -2,10 +2,11 @@
 
 - ``push``: a runaway the legs did not command: the base is pushed along its heading with
   PUSH_FORCE_N whenever it moves slower than PUSH_SPEED_M_S over the ground, for as long as
-  the fault is on (a robot dragged at 3 m/s). The node's
-  leg-odometry latch (``leg_odometry_max_speed_m_s``, 2.5 m/s in config/quadruped.yaml) must
-  see it. Its effect is the first joint-state sample published after the true horizontal
-  speed passed EFFECT_SPEED_M_S, the latch's threshold.
+  the fault is on (a robot dragged at 3 m/s). The node must fall back: its leg-odometry
+  latch (``leg_odometry_max_speed_m_s``, 2.5 m/s in config/quadruped.yaml) sees the runaway,
+  or its tilt latch the stumble (hil.PUSH_TICKS: sliding feet blind the odometry). Its
+  effect is the first joint-state sample published after the true horizontal speed passed
+  EFFECT_SPEED_M_S, the latch's threshold.
 """
 
 from __future__ import annotations
