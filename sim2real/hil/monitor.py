@@ -46,6 +46,8 @@ taken everything published before t (one executor takes each topic in order)."""
 QUEUE_DEPTH = 1000
 """Subscription depth: a monitor seconds behind loses nothing of a 500 Hz topic."""
 SPIN_TIMEOUT_S = 0.01
+SLOW_SPIN_S = 0.2
+"""An intake round of the monitor's thread longer than this is logged (its figures lag)."""
 """Longest the monitor's thread waits for the executor before it takes the topics' messages
 itself [s]."""
 
@@ -105,12 +107,11 @@ class HilMonitor(Node):
             self._streams.append(self.create_subscription(
                 msg_type, topic, partial(self._on_series, name, to_values), QUEUE_DEPTH))
         self._cmd_vel: np.ndarray | None = None
+        self._operator_lock = threading.Lock()
         self.cmd_vel_sent_s = -np.inf
         """Steady time of the last velocity command published [s]."""
         if cmd_vel_topic:
             self._cmd_vel_pub = self.create_publisher(Twist, cmd_vel_topic, 10)
-            self._cmd_vel_timer = self.create_timer(1.0 / CMD_VEL_RATE_HZ,
-                                                    self._publish_cmd_vel)
         self._enable = self.create_client(SetBool, '/policy_node/enable')
         self._reset = self.create_client(Trigger, '/sim_bridge/reset')
         self._params = self.create_client(SetParameters, '/sim_bridge/set_parameters')
@@ -119,6 +120,11 @@ class HilMonitor(Node):
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._spin, daemon=True)
         self._thread.start()
+        # the operator's stream on its own thread: its rate must not depend on how busy the
+        # intake is (a HIL run once saw 0.8 s gaps in a cmd_vel served by the executor)
+        self._operator = threading.Thread(target=self._operate, daemon=True)
+        if cmd_vel_topic:
+            self._operator.start()
 
     def _spin(self) -> None:
         """The monitor's thread: the executor for services, timers and events, and after
@@ -126,9 +132,25 @@ class HilMonitor(Node):
         (The executor alone serves one message per wait; at the ~300 messages a second of a
         HIL run, on a CPU the nodes share, it fell seconds behind.)"""
         while not self._stopping.is_set() and self.context.ok():
+            started_s = time.monotonic()
             try:
                 self._executor.spin_once(timeout_sec=SPIN_TIMEOUT_S)
                 ros_msgs.take_pending(self._streams)
+            except (ExternalShutdownException, ShutdownException, InvalidHandle):
+                break
+            if (took_s := time.monotonic() - started_s) > SLOW_SPIN_S:
+                log.warning('one intake round of the monitor took %.2f s (a CPU too busy '
+                            'for the nodes and the monitor?)', took_s)
+
+    def _operate(self) -> None:
+        """The operator's thread: the velocity command at CMD_VEL_RATE_HZ while one is set,
+        on a fixed schedule (a late round is not made up)."""
+        period_s = 1.0 / CMD_VEL_RATE_HZ
+        next_s = time.monotonic()
+        while not self._stopping.wait(max(0.0, next_s - time.monotonic())):
+            next_s = max(next_s + period_s, time.monotonic())
+            try:
+                self._publish_cmd_vel()
             except (ExternalShutdownException, ShutdownException, InvalidHandle):
                 break
 
@@ -149,25 +171,25 @@ class HilMonitor(Node):
             getattr(self, name).append((ros_msgs.published_steady_s(info), values))
 
     def _publish_cmd_vel(self) -> None:
-        """Timer: the operator's velocity command, while one is set."""
-        with self._lock:
-            command = self._cmd_vel
-        if command is not None:
-            self._cmd_vel_pub.publish(ros_msgs.make_twist(*command))
-            self.cmd_vel_sent_s = time.monotonic()
+        """The operator's velocity command, while one is set (under the operator's lock: a
+        stop_cmd_vel returns after the last one it lets out)."""
+        with self._operator_lock:
+            if self._cmd_vel is not None:
+                self._cmd_vel_pub.publish(ros_msgs.make_twist(*self._cmd_vel))
+                self.cmd_vel_sent_s = time.monotonic()
 
     def start_cmd_vel(self, vx_m_s: float, vy_m_s: float = 0.0,
                       yaw_rate_rad_s: float = 0.0) -> None:
         """Publish this velocity command at CMD_VEL_RATE_HZ from now on (one at once)."""
-        with self._lock:
+        with self._operator_lock:
             self._cmd_vel = np.array([vx_m_s, vy_m_s, yaw_rate_rad_s])
         self._publish_cmd_vel()
 
     def stop_cmd_vel(self) -> float:
         """Stop publishing velocity commands; the steady time of the last one sent [s]."""
-        with self._lock:
+        with self._operator_lock:
             self._cmd_vel = None
-        return self.cmd_vel_sent_s
+            return self.cmd_vel_sent_s
 
     def _on_state(self, msg: String, info: dict) -> None:
         with self._lock:
@@ -276,16 +298,15 @@ class HilMonitor(Node):
 
     def close(self) -> None:
         """Stop spinning and destroy the node."""
-        timer = getattr(self, '_cmd_vel_timer', None)
-        if timer is not None:
-            timer.cancel()
         # the spin thread must be out of the executor before the node's handles go: a
         # callback finishing after destroy_node raises in that thread (InvalidHandle)
         deadline_s = time.monotonic() + CLOSE_TIMEOUT_S
         self._stopping.set()
         self._executor.shutdown(timeout_sec=CLOSE_TIMEOUT_S)
         self._thread.join(timeout=max(0.0, deadline_s - time.monotonic()))
-        if self._thread.is_alive():
+        if self._operator.is_alive():
+            self._operator.join(timeout=max(0.0, deadline_s - time.monotonic()))
+        if self._thread.is_alive() or self._operator.is_alive():
             log.warning('the monitor did not stop spinning in %g s; its node is left to '
                         'the process exit', CLOSE_TIMEOUT_S)
             return

@@ -63,3 +63,39 @@ def test_a_window_after_a_node_stopped_publishing_is_an_error_naming_it(monitor)
     with pytest.raises(HilError, match='published on states'):
         mon.catch_up(time.monotonic(), timeout_s=0.3)
     assert 0.3 <= time.monotonic() - t0 < 1.0
+
+
+def test_the_operators_command_keeps_its_rate_while_the_intake_is_held_up(monitor):
+    """The velocity command goes out on its own thread: with the intake held up 0.6 s (as
+    under CPU load), a listener still receives it at >= 15 Hz of its 20 Hz; the command
+    stops at stop_cmd_vel, whose time is that of the last one sent."""
+    from geometry_msgs.msg import Twist
+    mon, _stop = monitor
+    listener = rclpy.create_node('cmd_vel_listener')
+    arrivals = []
+    listener.create_subscription(Twist, '/cmd_vel_test', lambda m, info: arrivals.append(
+        ros_msgs.arrival_steady_s(info)), 50)
+    operator = HilMonitor('/cmd2', Float64MultiArray, ros_msgs.from_float64_array,
+                          cmd_vel_topic='/cmd_vel_test')
+    try:
+        operator.start_cmd_vel(0.5)
+        deadline = time.monotonic() + 10.0
+        while len(arrivals) < 3 and time.monotonic() < deadline:
+            rclpy.spin_once(listener, timeout_sec=0.05)
+        operator._lock.acquire()   # the intake's callbacks wait here
+        t0 = time.monotonic()
+        try:
+            while time.monotonic() < t0 + 0.6:
+                rclpy.spin_once(listener, timeout_sec=0.01)
+        finally:
+            operator._lock.release()
+        during = [t for t in arrivals if t0 <= t <= t0 + 0.6]
+        assert len(during) >= 9, during
+        last_sent_s = operator.stop_cmd_vel()
+        t_stop = time.monotonic()
+        while time.monotonic() < t_stop + 0.3:
+            rclpy.spin_once(listener, timeout_sec=0.01)
+        assert last_sent_s <= t_stop and max(arrivals) < t_stop + 0.05
+    finally:
+        operator.close()
+        listener.destroy_node()
