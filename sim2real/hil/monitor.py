@@ -46,10 +46,10 @@ taken everything published before t (one executor takes each topic in order)."""
 QUEUE_DEPTH = 1000
 """Subscription depth: a monitor seconds behind loses nothing of a 500 Hz topic."""
 SPIN_TIMEOUT_S = 0.01
-SLOW_SPIN_S = 0.2
-"""An intake round of the monitor's thread longer than this is logged (its figures lag)."""
 """Longest the monitor's thread waits for the executor before it takes the topics' messages
 itself [s]."""
+SLOW_SPIN_S = 0.2
+"""An intake round of the monitor's thread longer than this is logged (its figures lag)."""
 
 
 class HilError(RuntimeError):

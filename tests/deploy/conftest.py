@@ -186,3 +186,21 @@ def contract_variant(deploy_dir):
 def joint_values():
     """A fresh dict of the joint-robot parameters (lists copied)."""
     return {k: list(v) if isinstance(v, list) else v for k, v in JOINT_PARAMS.items()}
+
+
+@pytest.fixture
+def hil_monitor(monkeypatch):
+    """A HilMonitor (command topic /cmd) on a private localhost ROS domain, rclpy initialised
+    for this test and shut down after it."""
+    import rclpy
+    from std_msgs.msg import Float64MultiArray
+    from sim2real.deploy import ros_msgs
+    from sim2real.hil.monitor import HilMonitor
+    from sim2real.hil.processes import private_domain_id, ros_environment
+    for key, value in ros_environment(private_domain_id(), base={}).items():
+        monkeypatch.setenv(key, value)
+    rclpy.init()
+    mon = HilMonitor('/cmd', Float64MultiArray, ros_msgs.from_float64_array)
+    yield mon
+    mon.close()
+    rclpy.shutdown()

@@ -8,14 +8,11 @@ import time
 import numpy as np
 import pytest
 import rclpy
-from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool
 
-from sim2real.deploy import ros_msgs
 from sim2real.deploy.runtime.sensors import DISCOVERY_S, Sample, SensorStore, Watchdog
 from sim2real.hil.joint_runs import arm
-from sim2real.hil.monitor import HilError, HilMonitor
-from sim2real.hil.processes import private_domain_id, ros_environment
+from sim2real.hil.monitor import HilError
 
 WATCHDOG = Watchdog('joint_state', 0.1, 'joint_state_timeout_s', '/joint_states')
 
@@ -60,15 +57,9 @@ class EnableService:
 
 
 @pytest.fixture
-def ros(monkeypatch):
-    """A private localhost domain and a monitor on it."""
-    for key, value in ros_environment(private_domain_id(), base={}).items():
-        monkeypatch.setenv(key, value)
-    rclpy.init()
-    mon = HilMonitor('/cmd', Float64MultiArray, ros_msgs.from_float64_array)
-    yield mon
-    mon.close()
-    rclpy.shutdown()
+def ros(hil_monitor):
+    """The monitor on its private domain."""
+    return hil_monitor
 
 
 def test_a_stream_still_in_discovery_is_waited_for_beyond_the_robots_retry_time(ros):

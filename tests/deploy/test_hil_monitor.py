@@ -10,18 +10,14 @@ from std_msgs.msg import Float64MultiArray, String
 
 from sim2real.deploy import ros_msgs
 from sim2real.hil.monitor import HilError, HilMonitor
-from sim2real.hil.processes import private_domain_id, ros_environment
 
 RATE_HZ = 100.0
 
 
 @pytest.fixture
-def monitor(monkeypatch):
-    """A HilMonitor on a private localhost domain, with a publisher of the node's state."""
-    for key, value in ros_environment(private_domain_id(), base={}).items():
-        monkeypatch.setenv(key, value)
-    rclpy.init()
-    mon = HilMonitor('/cmd', Float64MultiArray, ros_msgs.from_float64_array)
+def monitor(hil_monitor):
+    """The HilMonitor on its private domain, with a publisher of the node's state."""
+    mon = hil_monitor
     node = rclpy.create_node('state_publisher')
     pub = node.create_publisher(String, '/policy_node/state', 10)
     stop = threading.Event()
@@ -36,9 +32,7 @@ def monitor(monkeypatch):
     yield mon, stop
     stop.set()
     thread.join()
-    mon.close()
     node.destroy_node()
-    rclpy.shutdown()
 
 
 def test_a_window_waits_for_what_a_busy_monitor_has_not_taken_yet(monitor):
