@@ -66,17 +66,21 @@ class NodeRecorder:
         """One received ROS message on its topic: log time its DDS arrival (system clock),
         publish time its header stamp when it has one; data: its CDR bytes as received
         (serialized here when not given)."""
-        from rclpy.serialization import serialize_message
-        if topic not in self._channels:
-            self._channels[topic] = self.recorder.channel(
+        channel = self._channels.get(topic)
+        if channel is None:
+            channel = self._channels[topic] = self.recorder.channel(
                 ros2_channel(topic, type_name(type(msg))))
-        received_ns = int((info or {}).get('received_timestamp') or time.time_ns())
-        stamp = getattr(getattr(msg, 'header', None), 'stamp', None)
-        published_ns = (stamp.sec * 1_000_000_000 + stamp.nanosec if stamp is not None
-                        else received_ns)
-        self.recorder.write(self._channels[topic],
-                            serialize_message(msg) if data is None else bytes(data),
-                            received_ns, published_ns)
+        received_ns = (info.get('received_timestamp') if info else None) or time.time_ns()
+        header = getattr(msg, 'header', None)
+        if header is None:
+            published_ns = received_ns
+        else:
+            stamp = header.stamp
+            published_ns = stamp.sec * 1_000_000_000 + stamp.nanosec
+        if data is None:
+            from rclpy.serialization import serialize_message
+            data = serialize_message(msg)
+        self.recorder.write(channel, data, received_ns, published_ns)
 
     def diagnostics(self) -> dict[str, float]:
         """Records written and dropped, files started."""

@@ -48,7 +48,7 @@ def plain(value):
     return plain(float(value))
 
 
-_AS_IS = frozenset(np.dtype(t).str for t in ('float64', 'int64', 'int32', 'bool'))
+_AS_IS = frozenset(np.dtype(t) for t in ('float64', 'int64', 'int32', 'bool'))
 """Array dtypes the encoder (orjson) writes exactly as they are."""
 
 
@@ -56,9 +56,10 @@ def fast(value):
     """plain(value) for the control thread: a C-contiguous float64 array without NaN or
     infinity (or an int or bool array) is left as it is, for the encoder to write in C;
     a float32 array goes through plain() (its values as the float64 they are)."""
-    if isinstance(value, np.ndarray):
-        if value.ndim >= 1 and value.dtype.str in _AS_IS and value.flags.c_contiguous and (
-                value.dtype.kind != 'f' or all(map(math.isfinite, value.ravel().tolist()))):
+    if type(value) is np.ndarray:
+        dtype = value.dtype
+        if dtype in _AS_IS and value.ndim and value.flags.c_contiguous and (
+                dtype.kind != 'f' or all(map(math.isfinite, value.ravel().tolist()))):
             return value
         return plain(value)
     if isinstance(value, dict):

@@ -54,10 +54,10 @@ class RecorderCfg:
     queue_bytes: int = 64 * 1024 * 1024
     """Bytes waiting in this process for the pipe at most; more records are dropped (and
     counted)."""
-    send_interval_s: float = 0.01
+    send_interval_s: float = 0.1
     """Time after which buffered records are handed to the pipe (by the next write, or by the
     helper thread within another interval)."""
-    send_bytes: int = 64 * 1024
+    send_bytes: int = 256 * 1024
     """Buffered bytes handed to the pipe at once, whatever the time."""
     chunk_bytes: int = 256 * 1024
     """Uncompressed size at which a chunk is finished early."""

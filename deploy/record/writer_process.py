@@ -20,8 +20,8 @@ from sim2real.deploy.record.writer import ChannelSpec, CHANNEL, FRAME, INIT, MES
 
 READ_BYTES = 1024 * 1024
 """Most bytes taken from the pipe at once."""
-NICENESS = 5
-"""Below the control loop: the writer only has to keep up on average."""
+NICENESS = 19
+"""Where SCHED_IDLE is refused: the lowest share of a contended core."""
 
 
 class MCAPFiles:
@@ -179,14 +179,27 @@ def serve(fd: int) -> None:
         files.report()
 
 
-def main() -> None:
-    """The writer process: below the control loop's priority, deaf to SIGINT and SIGTERM."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+def lower_priority() -> None:
+    """Run only on a core the control loop leaves idle: SCHED_IDLE (Linux), else the
+    highest niceness. Also leaves a SCHED_FIFO policy inherited from a real-time node: the
+    writer only has to keep up on average (its input waits in the pipe and the node's
+    buffer), never at a tick's expense."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        return
+    except (AttributeError, OSError):
+        pass
     try:
         os.nice(NICENESS)
     except OSError:
         pass
+
+
+def main() -> None:
+    """The writer process: below the control loop's priority, deaf to SIGINT and SIGTERM."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    lower_priority()
     serve(sys.stdin.fileno())
 
 
