@@ -11,7 +11,8 @@ injected); this node only moves messages in and out and reports timing:
   Twist in, position targets in contract order (a ros2_control forward position controller's
   input) and optional kp / kd arrays out, nothing while disarmed);
 - every 1/rate_hz, on a timer of a single-threaded executor, takes every sensor message DDS
-  already holds (samples are aged from their DDS arrival time, not from when a callback ran),
+  holds (the sensor subscriptions are in a callback group the executor never serves, with a
+  history of SENSOR_HISTORY messages; samples are aged from their DDS arrival time),
   then calls ``Runtime.step`` with the steady clock, hands the command to the robot's I/O
   and publishes ``~/state`` (``std_msgs/String``: ``state`` or ``state:reason``);
 - services ``~/enable`` (``std_srvs/SetBool``: true arms or re-enables after a latched fallback,
@@ -35,8 +36,8 @@ from rclpy.exceptions import InvalidParameterTypeException
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import qos_profile_sensor_data
-from rclpy.serialization import deserialize_message
+from rclpy.callback_groups import CallbackGroup
+from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 from std_msgs.msg import String
 from std_srvs.srv import SetBool, Trigger
@@ -45,6 +46,7 @@ from sim2real.contract import ContractError
 from sim2real.deploy import ros_msgs
 from sim2real.deploy.loop_stats import LoopStats
 from sim2real.deploy.node_params import check_overrides
+from sim2real.deploy.record.msgdefs import type_name
 from sim2real.deploy.record.node_recorder import NodeRecorder
 from sim2real.deploy.robots import ros_io_of
 from sim2real.deploy.runtime import ParamError, Runtime, Sample, parameter_defaults
@@ -52,6 +54,13 @@ from sim2real.deploy.runtime.ood import BandCheck, OodWindow
 from sim2real.deploy.runtime.params import params_class
 
 NODE_NAME = 'policy_node'
+SENSOR_HISTORY = 100
+"""Sensor messages DDS keeps per stream between two ticks (the tick takes them all): a
+1 kHz joint-state stream under a 10 Hz loop loses none."""
+SENSOR_QOS = QoSProfile(history=QoSHistoryPolicy.KEEP_LAST, depth=SENSOR_HISTORY,
+                        reliability=QoSReliabilityPolicy.BEST_EFFORT,
+                        durability=QoSDurabilityPolicy.VOLATILE)
+"""The sensor-data profile (best effort, volatile) with room for every message of a tick."""
 _LEVELS = {'inactive': DiagnosticStatus.OK, 'soft_start': DiagnosticStatus.OK,
            'active': DiagnosticStatus.OK, 'fallback': DiagnosticStatus.ERROR}
 
@@ -67,6 +76,24 @@ def parameter_types(robot: str) -> dict[str, Parameter.Type]:
     return {name: (Parameter.Type.STRING_ARRAY if hint == list[str]
                    else Parameter.Type.DOUBLE_ARRAY)
             for name, hint in hints.items() if typing.get_origin(hint) is list}
+
+
+class TakenByTheTick(CallbackGroup):
+    """The sensor subscriptions' group: the executor never waits on them nor runs their
+    callbacks; the control tick (and an enable) takes what they hold. At 1000 sensor
+    messages a second the executor would otherwise wake, rebuild its wait set and dispatch
+    three times as often as the loop ticks."""
+
+    def can_execute(self, entity) -> bool:
+        """Never by the executor."""
+        return False
+
+    def beginning_execution(self, entity) -> bool:
+        """Never by the executor."""
+        return False
+
+    def ending_execution(self, entity) -> None:
+        """Nothing began."""
 
 
 class PolicyNode(Node):
@@ -88,6 +115,7 @@ class PolicyNode(Node):
                               round(params.ood_window_s * self._runtime.rate_hz))
         self._state = ''
         self._sensor_subs = []
+        self._taken_by_tick = TakenByTheTick()
         self._sensor_streams: list[str] = []
         self._io = ros_io_of(params.robot)(self, params)
         self._state_pub = self.create_publisher(String, '~/state', 10)
@@ -123,40 +151,43 @@ class PolicyNode(Node):
     def subscribe_sensor(self, msg_type, topic: str, to_values, stream: str,
                          sensor_qos: bool = True) -> None:
         """A runtime stream from topic: to_values(msg) -> (values, stamp_s), aged by DDS
-        arrival; sensor_qos (best effort, and counted in the observation age) or the
-        default QoS (an occasional stream such as a setpoint)."""
+        arrival; sensor_qos (best effort, taken by the tick, counted in the observation age)
+        or the default QoS (an occasional stream such as a setpoint, served by the
+        executor)."""
         def handle(msg, info):
             self._put(stream, *to_values(msg), info)
-        callback = self._recorded(msg_type, topic, handle)
-        raw = self._recorder is not None
         if not sensor_qos:
-            self.create_subscription(msg_type, topic, callback, 10, raw=raw)
+            self.create_subscription(msg_type, topic, handle, 10)
+            self._record(msg_type, topic, 10)
             return
         self._sensor_streams.append(stream)
         self._sensor_subs.append(self.create_subscription(
-            msg_type, topic, callback, qos_profile_sensor_data, raw=raw))
+            msg_type, topic, handle, SENSOR_QOS, callback_group=self._taken_by_tick))
+        self._record(msg_type, topic, SENSOR_QOS, self._taken_by_tick)
 
     def subscribe_command(self, msg_type, topic: str, to_values, stream: str) -> None:
         """An operator stream without a stamp (a Twist): its arrival time is its stamp."""
         def handle(msg, info):
             received_s = ros_msgs.arrival_steady_s(info)
             self._runtime.put(stream, Sample(to_values(msg), received_s, received_s))
-        self.create_subscription(msg_type, topic, self._recorded(msg_type, topic, handle), 10,
-                                 raw=self._recorder is not None)
+        self.create_subscription(msg_type, topic, handle, 10)
+        self._record(msg_type, topic, 10)
 
-    def _recorded(self, msg_type, topic: str, handle):
-        """handle(msg, info) as a subscription callback; when recording, one taking the CDR
-        bytes as received (raw), which the recorder logs as they are and the node
-        deserializes once (the recorder never serializes a message again)."""
+    def _record(self, msg_type, topic: str, qos, group: CallbackGroup | None = None) -> None:
+        """When recording: a second subscription to topic taking its messages as CDR bytes
+        for the recorder (no deserialization; the runtime's own subscription takes them as
+        messages, in C). In the tick's group, the tick takes it as well."""
         if self._recorder is None:
-            return handle
-        resolved, recorder = self.resolve_topic_name(topic), self._recorder
+            return
+        resolved, ros_type = self.resolve_topic_name(topic), type_name(msg_type)
+        recorder = self._recorder
 
-        def callback(data, info):
-            msg = deserialize_message(data, msg_type)
-            recorder.message(resolved, msg, info, data)
-            handle(msg, info)
-        return callback
+        def log(data, info):
+            recorder.message(resolved, ros_type, data, info)
+        sub = self.create_subscription(msg_type, topic, log, qos, callback_group=group,
+                                       raw=True)
+        if group is self._taken_by_tick:
+            self._sensor_subs.append(sub)
 
     def _observation_age_s(self) -> float | None:
         """Age of the oldest sensor sample this tick uses, by its header stamp [s].
@@ -228,6 +259,8 @@ class PolicyNode(Node):
     # -- services ---------------------------------------------------------------------
     def _on_enable(self, request: SetBool.Request, response: SetBool.Response):
         """Arm / re-enable (true) or disarm (false)."""
+        if request.data:
+            ros_msgs.take_pending(self._sensor_subs)   # judged on what has arrived
         now_s = time.monotonic()
         if request.data:
             response.success, response.message = self._runtime.enable(now_s)

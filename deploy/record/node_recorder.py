@@ -12,7 +12,6 @@ import time
 import yaml
 
 from sim2real import __version__
-from sim2real.deploy.record.msgdefs import type_name
 from sim2real.deploy.record.runtime_log import RecordingRuntime
 from sim2real.deploy.record.writer import Recorder, RecorderCfg, ros2_channel
 
@@ -61,26 +60,19 @@ class NodeRecorder:
         self.runtime = RecordingRuntime(runtime, self.recorder)
         self._channels: dict[str, int] = {}
 
-    def message(self, topic: str, msg, info: dict | None = None,
-                data: bytes | None = None) -> None:
-        """One received ROS message on its topic: log time its DDS arrival (system clock),
-        publish time its header stamp when it has one; data: its CDR bytes as received
-        (serialized here when not given)."""
+    def message(self, topic: str, ros_type: str, data: bytes, info: dict | None) -> None:
+        """One received message's CDR bytes on its topic (ros_type 'nav_msgs/msg/Odometry'):
+        log time its DDS arrival, publish time the publisher's send time, both from the
+        message info (system clock), as rosbag2 records them; a header stamp is in the
+        message itself."""
         channel = self._channels.get(topic)
         if channel is None:
             channel = self._channels[topic] = self.recorder.channel(
-                ros2_channel(topic, type_name(type(msg))))
-        received_ns = (info.get('received_timestamp') if info else None) or time.time_ns()
-        header = getattr(msg, 'header', None)
-        if header is None:
-            published_ns = received_ns
-        else:
-            stamp = header.stamp
-            published_ns = stamp.sec * 1_000_000_000 + stamp.nanosec
-        if data is None:
-            from rclpy.serialization import serialize_message
-            data = serialize_message(msg)
-        self.recorder.write(channel, data, received_ns, published_ns)
+                ros2_channel(topic, ros_type))
+        info = info or {}
+        received_ns = info.get('received_timestamp') or time.time_ns()
+        self.recorder.write(channel, data, received_ns,
+                            info.get('source_timestamp') or received_ns)
 
     def diagnostics(self) -> dict[str, float]:
         """Records written and dropped, files started."""
