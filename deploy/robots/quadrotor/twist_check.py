@@ -26,6 +26,9 @@ from sim2real.deploy.runtime.sensors import rotmat_from_quat, Sample
 
 MIN_SPAN = 0.5
 """The samples must span this share of the window before the check judges."""
+RESUM_EVERY = 256
+"""Samples after which the running sums are summed afresh from the window's segments (no
+rounding error builds up over a long flight)."""
 MAX_SAMPLES = 200
 """Most samples the window keeps (1 kHz odometry over 0.2 s); a source whose stamps crawl
 cannot grow it further."""
@@ -49,6 +52,11 @@ class TwistCheck:
         message's twist is read in ('body' or 'world'; the sample holds it in the body)."""
         self.window_s, self.tolerance_m, self.frame = window_s, tolerance_m, frame
         self._samples: collections.deque = collections.deque()
+        """(stamp [s], position [m; world], (2, 3) velocity [m/s; world] as read, other)."""
+        self._segments: collections.deque = collections.deque()
+        """The (2, 3) trapezoid segment between each pair of consecutive samples [m]."""
+        self._travelled_w = np.zeros((2, 3))
+        self._appended = 0
         self._seen: Sample | None = None
         self.residual_m = 0.0
         """Residual of the twist as the node reads it (body frame) [m]."""
@@ -58,39 +66,56 @@ class TwistCheck:
     def reset(self) -> None:
         """Forget the samples."""
         self._samples.clear()
+        self._segments.clear()
+        self._travelled_w = np.zeros((2, 3))
+        self._appended = 0
         self._seen = None
         self.residual_m = self.other_residual_m = 0.0
 
     def observe(self, sample: Sample | None) -> None:
-        """Add the latest odometry sample (once; None: nothing new)."""
+        """Add the latest odometry sample (once; None: nothing new).
+
+        Runs every tick: the window's travelled distance in both readings is kept as a
+        running sum of its trapezoid segments (added as a sample comes, taken off as the
+        oldest goes, summed afresh every RESUM_EVERY samples), not rebuilt from the window."""
         if self.tolerance_m <= 0.0 or sample is None or sample is self._seen:
             return
         self._seen = sample
         stamp = sample.stamp_s
         if self._samples and not stamp > self._samples[-1][0]:
-            self._samples.clear()   # the source's stamps restarted: start over
+            self.reset()   # the source's stamps restarted: start over
+            self._seen = sample
         rotmat = rotmat_from_quat(np.asarray(sample.values['quat_wxyz'], dtype=np.float64))
         vel_w = rotmat @ np.asarray(sample.values['lin_vel_b'], dtype=np.float64)
         # the other reading of the message's twist: a body-frame message taken as world, or a
         # world-frame one (converted with R^T at entry) taken as body
         other_w = rotmat.T @ vel_w if self.frame == 'body' else rotmat @ vel_w
+        both_w = np.stack((vel_w, other_w))
+        if self._samples:
+            last_stamp, _, last_w = self._samples[-1]
+            segment = 0.5 * (last_w + both_w) * (stamp - last_stamp)
+            self._segments.append(segment)
+            self._travelled_w += segment
         self._samples.append((stamp, np.asarray(sample.values['pos_w'], dtype=np.float64),
-                              vel_w, other_w))
+                              both_w))
         while self._samples and (stamp - self._samples[0][0] > self.window_s
                                  or len(self._samples) > MAX_SAMPLES):
             self._samples.popleft()
+            if self._segments:
+                self._travelled_w -= self._segments.popleft()
+        self._appended += 1
+        if self._appended % RESUM_EVERY == 0 and self._segments:
+            self._travelled_w = np.sum(self._segments, axis=0)
         self._judge()
 
     def _judge(self) -> None:
         """Residuals of the window's samples when they span enough of it, else 0."""
-        stamps = np.array([s[0] for s in self._samples])
-        if len(stamps) < 2 or stamps[-1] - stamps[0] < MIN_SPAN * self.window_s:
+        first, last = self._samples[0], self._samples[-1]
+        if len(self._samples) < 2 or last[0] - first[0] < MIN_SPAN * self.window_s:
             self.residual_m = self.other_residual_m = 0.0
             return
-        pos = np.array([s[1] for s in self._samples])
-        self.residual_m = twist_residual_m(stamps, pos, np.array([s[2] for s in self._samples]))
-        self.other_residual_m = twist_residual_m(stamps, pos,
-                                                 np.array([s[3] for s in self._samples]))
+        residual = np.linalg.norm(last[1] - first[1] - self._travelled_w, axis=1)
+        self.residual_m, self.other_residual_m = float(residual[0]), float(residual[1])
 
     @property
     def failed(self) -> bool:
