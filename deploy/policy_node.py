@@ -32,11 +32,11 @@ import typing
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 import rclpy
+from rclpy.callback_groups import CallbackGroup
 from rclpy.exceptions import InvalidParameterTypeException
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.callback_groups import CallbackGroup
 from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 from std_msgs.msg import String
@@ -261,13 +261,11 @@ class PolicyNode(Node):
         """Arm / re-enable (true) or disarm (false)."""
         if request.data:
             ros_msgs.take_pending(self._sensor_subs)   # judged on what has arrived
-        now_s = time.monotonic()
-        if request.data:
-            response.success, response.message = self._runtime.enable(now_s)
+            response.success, response.message = self._runtime.enable(time.monotonic())
             if response.success:
                 self._stats.reset()
         else:
-            self._runtime.disable(now_s)
+            self._runtime.disable(time.monotonic())
             response.success, response.message = True, 'disarmed'
         self.get_logger().info(f'enable({request.data}): {response.message}')
         return response
