@@ -52,6 +52,10 @@ FIGURES = ('achieved_rate_hz', 'period_error_p50_ms', 'period_error_p99_ms',
 SATURATED_CORES = 0.85
 """CPU cores of the node (its single loop thread and DDS's threads) past which its loop is
 taken as CPU-bound: late ticks then come from queueing, not from what a tick costs."""
+LOOP_FIGURES = ('wake_late_p50_ms', 'wake_late_p99_ms', 'tick_duration_p50_ms',
+                'tick_duration_p99_ms')
+"""policy_node's own split of a late tick: how late its loop thread woke after the deadline,
+and how long the tick then ran."""
 RECORD_FIGURES = ('record_written', 'record_dropped', 'record_files')
 """The flight recorder's own figures on /diagnostics (the recording node's)."""
 
@@ -324,7 +328,7 @@ def measure(kind: str, client: BenchClient, setup: Setup) -> dict:
     out['exit_code'] = node.proc.returncode
     out['load'] = json.loads(load_json.read_text()) if load_json.exists() else None
     if kind.startswith('policy_node'):
-        out.update({k: float(diagnostics[k]) for k in FIGURES + RECORD_FIGURES
+        out.update({k: float(diagnostics[k]) for k in FIGURES + LOOP_FIGURES + RECORD_FIGURES
                     if k in diagnostics})
         out['safety_state'] = diagnostics.get('safety_state', 'no diagnostics received')
     else:
@@ -348,6 +352,10 @@ def _loop_line(name: str, fig: dict) -> None:
            f"{fig.get('cpu_cores_bench', 0):.2f} (node {fig.get('cpu_cores_node', 0):.2f}, "
            f"its children {fig.get('cpu_cores_node_children', 0):.2f}) others "
            f"{fig.get('cpu_cores_other', 0):.2f}"
+           + (f", woke late p50 {fig['wake_late_p50_ms']:.3f} ms p99 "
+              f"{fig['wake_late_p99_ms']:.3f} ms, tick p50 {fig['tick_duration_p50_ms']:.3f} "
+              f"ms p99 {fig['tick_duration_p99_ms']:.3f} ms" if 'wake_late_p99_ms' in fig
+              else '')
            + (f", state {fig['safety_state']}" if 'safety_state' in fig else '')
            + (f", records written {fig['record_written']:.0f} dropped "
               f"{fig['record_dropped']:.0f}" if 'record_written' in fig else ''))
@@ -358,8 +366,8 @@ def _combine(runs: list[dict]) -> dict:
     good = [r for r in runs if 'error' not in r]
     if len(runs) == 1 or not good:
         return dict(runs[-1])
-    keys = FIGURES + ('cpu_cores_bench', 'cpu_cores_other', 'cpu_cores_node',
-                      'cpu_cores_node_children')
+    keys = FIGURES + LOOP_FIGURES + ('cpu_cores_bench', 'cpu_cores_other',
+                                     'cpu_cores_node', 'cpu_cores_node_children')
     out = {k: float(np.median([r[k] for r in good if k in r])) for k in keys}
     for k in RECORD_FIGURES:   # the recorder's counts over every window
         if any(k in r for r in good):
@@ -424,12 +432,12 @@ def deploy_loop(policy: str | None = None, rate_hz: float = 500.0, window_s: flo
             _loop_line(f'deploy_loop[{kind}] median', out[kind])
     ours, ratios = out['policy_node'], {}
     for kind, key in (('plain_rclpy', 'plain'), ('plain_rclpy_single', 'plain_single')):
-        if ours.get('period_error_p99_ms') and out[kind].get('period_error_p99_ms'):
+        if ours.get('period_error_p99_ms') and out.get(kind, {}).get('period_error_p99_ms'):
             ratios[f'loop_period_error_p99_{key}_vs_node'] = (
                 out[kind]['period_error_p99_ms'] / ours['period_error_p99_ms'])
             report(f'deploy_loop_ratio[{key}]', 'period error p99 anchor / policy_node '
                    f"{ratios[f'loop_period_error_p99_{key}_vs_node']:.2f} (> 1: ours steadier)")
-    recording = out['policy_node_recording']
+    recording = out.get('policy_node_recording', {})
     if ours.get('period_error_p99_ms') and recording.get('period_error_p99_ms'):
         ratios['loop_period_error_p99_recording_vs_node'] = (
             recording['period_error_p99_ms'] / ours['period_error_p99_ms'])

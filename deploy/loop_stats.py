@@ -20,6 +20,8 @@ class LoopStats:
         self.periods_s: deque[float] = deque(maxlen=window)
         self.inference_s: deque[float] = deque(maxlen=window)
         self.observation_age_s: deque[float] = deque(maxlen=window)
+        self.wake_late_s: deque[float] = deque(maxlen=window)
+        self.tick_s: deque[float] = deque(maxlen=window)
         self.ticks = 0
         self._first_s: float | None = None
         self._last_s: float | None = None
@@ -39,11 +41,20 @@ class LoopStats:
         if inference_s is not None:
             self.inference_s.append(inference_s)
 
+    def loop_timing(self, wake_late_s: float, tick_s: float) -> None:
+        """Record how late the loop thread woke after its deadline [s] and how long the tick
+        then ran [s]: a late tick is the scheduler's (or the interpreter lock's) when the
+        first is large, the tick's own cost when the second is."""
+        self.wake_late_s.append(wake_late_s)
+        self.tick_s.append(tick_s)
+
     def reset(self) -> None:
         """Forget all ticks (e.g. at enable, so statistics cover one flight)."""
         self.periods_s.clear()
         self.inference_s.clear()
         self.observation_age_s.clear()
+        self.wake_late_s.clear()
+        self.tick_s.clear()
         self.ticks = 0
         self._first_s = self._last_s = None
 
@@ -74,7 +85,11 @@ class LoopStats:
 
     def summary(self) -> dict[str, float]:
         """The figures the node reports in its diagnostics."""
-        return {
+        loop = {f'{name}_p{q}_ms': _percentile_ms(values, q)
+                for name, values in (('wake_late', self.wake_late_s),
+                                     ('tick_duration', self.tick_s)) if values
+                for q in (50, 99)}
+        return loop | {
             'target_rate_hz': 1.0 / self.period_s,
             'achieved_rate_hz': self.achieved_rate_hz(),
             'period_error_p50_ms': self.period_error_ms(50),
@@ -85,3 +100,8 @@ class LoopStats:
             'observation_age_p99_ms': self.observation_age_ms(99),
             'ticks': float(self.ticks),
         }
+
+
+def _percentile_ms(values_s, percentile: float) -> float:
+    """Percentile of durations in seconds, in milliseconds."""
+    return float(np.percentile(np.asarray(values_s), percentile) * 1e3)

@@ -10,11 +10,14 @@ injected); this node only moves messages in and out and reports timing:
   ``sensor_msgs/JointState`` matched BY NAME, a base IMU with orientation, a ``cmd_vel``
   Twist in, position targets in contract order (a ros2_control forward position controller's
   input) and optional kp / kd arrays out, nothing while disarmed);
-- every 1/rate_hz, on a timer of a single-threaded executor, takes every sensor message DDS
+- every 1/rate_hz, on a control-loop thread of its own (``deploy.control_loop``, as
+  ros2_control's node runs its loop apart from its executor), takes every sensor message DDS
   holds (the sensor subscriptions are in a callback group the executor never serves, with a
   history of SENSOR_HISTORY messages; samples are aged from their DDS arrival time),
   then calls ``Runtime.step`` with the steady clock, hands the command to the robot's I/O
-  and publishes ``~/state`` (``std_msgs/String``: ``state`` or ``state:reason``);
+  and publishes ``~/state`` (``std_msgs/String``: ``state`` or ``state:reason``); a
+  single-threaded executor on the main thread serves services, operator commands and the
+  diagnostics timer, each under the lock the tick holds;
 - services ``~/enable`` (``std_srvs/SetBool``: true arms or re-enables after a latched fallback,
   false disarms) and ``~/estop`` (``std_srvs/Trigger``);
 - ``/diagnostics`` (``diagnostic_msgs/DiagnosticArray``): achieved rate, period error and
@@ -27,6 +30,7 @@ Run: ``ros2 run sim2real policy_node --ros-args --params-file config/quadrotor.y
 
 from __future__ import annotations
 
+import threading
 import time
 import typing
 
@@ -44,6 +48,7 @@ from std_srvs.srv import SetBool, Trigger
 
 from sim2real.contract import ContractError
 from sim2real.deploy import ros_msgs
+from sim2real.deploy.control_loop import FixedRateLoop
 from sim2real.deploy.loop_stats import LoopStats
 from sim2real.deploy.node_params import check_overrides
 from sim2real.deploy.record.msgdefs import type_name
@@ -122,7 +127,11 @@ class PolicyNode(Node):
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
         self.create_service(SetBool, '~/enable', self._on_enable)
         self.create_service(Trigger, '~/estop', self._on_estop)
-        self._tick_timer = self.create_timer(self._runtime.period_s, self._on_tick)
+        self._lock = threading.Lock()
+        self._loop_failed = self.create_guard_condition(self._raise_loop_error)
+        self._loop = FixedRateLoop(self._runtime.period_s, self._on_tick, self._lock,
+                                   timing=self._stats.loop_timing,
+                                   on_error=lambda exc: self._loop_failed.trigger())
         self.create_timer(params.diagnostics_period_s, self._publish_diagnostics)
         self.get_logger().info(
             f'policy {params.policy_file} ({self._runtime.contract.task}) at '
@@ -156,8 +165,12 @@ class PolicyNode(Node):
         executor)."""
         def handle(msg, info):
             self._put(stream, *to_values(msg), info)
+
+        def handle_locked(msg, info):
+            with self._lock:
+                handle(msg, info)
         if not sensor_qos:
-            self.create_subscription(msg_type, topic, handle, 10)
+            self.create_subscription(msg_type, topic, handle_locked, 10)
             self._record(msg_type, topic, 10)
             return
         self._sensor_streams.append(stream)
@@ -169,7 +182,8 @@ class PolicyNode(Node):
         """An operator stream without a stamp (a Twist): its arrival time is its stamp."""
         def handle(msg, info):
             received_s = ros_msgs.arrival_steady_s(info)
-            self._runtime.put(stream, Sample(to_values(msg), received_s, received_s))
+            with self._lock:
+                self._runtime.put(stream, Sample(to_values(msg), received_s, received_s))
         self.create_subscription(msg_type, topic, handle, 10)
         self._record(msg_type, topic, 10)
 
@@ -184,10 +198,15 @@ class PolicyNode(Node):
 
         def log(data, info):
             recorder.message(resolved, ros_type, data, info)
-        sub = self.create_subscription(msg_type, topic, log, qos, callback_group=group,
-                                       raw=True)
+
+        def log_locked(data, info):
+            with self._lock:
+                log(data, info)
         if group is self._taken_by_tick:
-            self._sensor_subs.append(sub)
+            self._sensor_subs.append(self.create_subscription(
+                msg_type, topic, log, qos, callback_group=group, raw=True))
+        else:
+            self.create_subscription(msg_type, topic, log_locked, qos, raw=True)
 
     def _observation_age_s(self) -> float | None:
         """Age of the oldest sensor sample this tick uses, by its header stamp [s].
@@ -211,8 +230,21 @@ class PolicyNode(Node):
         self._runtime.put(stream, Sample(values, stamp_s, ros_msgs.arrival_steady_s(info)))
 
     # -- control loop -----------------------------------------------------------------
+    def start_loop(self) -> None:
+        """Start the control loop's thread (its first tick one period from now)."""
+        self._loop.start()
+
+    def stop_loop(self) -> None:
+        """Stop the control loop after the tick in progress."""
+        self._loop.stop()
+
+    def _raise_loop_error(self) -> None:
+        """On the executor: the loop thread failed; its exception ends spin() and the node."""
+        raise RuntimeError('control loop stopped') from self._loop.error
+
     def _on_tick(self) -> None:
-        """One control tick: runtime step, command, state. Never blocks."""
+        """One control tick (the loop thread, under the lock): runtime step, command, state.
+        Never blocks."""
         ros_msgs.take_pending(self._sensor_subs)   # the newest samples, aged by arrival
         now_s = time.monotonic()
         result = self._runtime.step(now_s)
@@ -227,6 +259,11 @@ class PolicyNode(Node):
 
     def _publish_diagnostics(self) -> None:
         """Loop timing and safety state on /diagnostics."""
+        with self._lock:
+            self._diag_pub.publish(self._diagnostics())
+
+    def _diagnostics(self) -> DiagnosticArray:
+        """The policy loop's status: timing, safety state, OOD shares, I/O and recorder."""
         figures = self._stats.summary()
         status = DiagnosticStatus(
             level=_LEVELS.get(self._state.split(':')[0], DiagnosticStatus.WARN),
@@ -249,7 +286,7 @@ class PolicyNode(Node):
                               for key, value in self._recorder.diagnostics().items()]
         msg = DiagnosticArray(status=[status])
         msg.header.stamp = self.get_clock().now().to_msg()
-        self._diag_pub.publish(msg)
+        return msg
 
     def close_recorder(self) -> None:
         """Write what the recorder holds and finish its file."""
@@ -259,7 +296,14 @@ class PolicyNode(Node):
     # -- services ---------------------------------------------------------------------
     def _on_enable(self, request: SetBool.Request, response: SetBool.Response):
         """Arm / re-enable (true) or disarm (false)."""
-        if request.data:
+        with self._lock:
+            self._enable(request.data, response)
+        self.get_logger().info(f'enable({request.data}): {response.message}')
+        return response
+
+    def _enable(self, arm: bool, response: SetBool.Response) -> None:
+        """Arm / re-enable (arm) or disarm, answering in response."""
+        if arm:
             ros_msgs.take_pending(self._sensor_subs)   # judged on what has arrived
             response.success, response.message = self._runtime.enable(time.monotonic())
             if response.success:
@@ -267,12 +311,11 @@ class PolicyNode(Node):
         else:
             self._runtime.disable(time.monotonic())
             response.success, response.message = True, 'disarmed'
-        self.get_logger().info(f'enable({request.data}): {response.message}')
-        return response
 
     def _on_estop(self, request: Trigger.Request, response: Trigger.Response):
         """Emergency stop: latched fallback until re-enabled."""
-        self._runtime.estop(time.monotonic())
+        with self._lock:
+            self._runtime.estop(time.monotonic())
         response.success, response.message = True, 'estop latched'
         self.get_logger().warning('estop latched')
         return response
@@ -293,10 +336,12 @@ def main(args=None) -> int:
         executor = SingleThreadedExecutor()
         executor.add_node(node)
         try:
+            node.start_loop()
             executor.spin()
         except (KeyboardInterrupt, ExternalShutdownException):
             pass
         finally:
+            node.stop_loop()
             node.close_recorder()
             node.destroy_node()
     finally:

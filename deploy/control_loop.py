@@ -1,0 +1,104 @@
+"""A fixed-rate control loop on a thread of its own, beside the ROS executor.
+
+As ros2_control's ``ros2_control_node`` runs its read-update-write loop apart from the
+executor that serves services and parameters, ``policy_node`` ticks here: the thread sleeps
+to each deadline of the steady clock and calls the tick, so a tick costs the tick and one
+wake-up, not an executor's wait-set rebuild and dispatch (which cost a 500 Hz rclpy timer
+about as much CPU as the tick itself). Missed deadlines are skipped, never run in a burst,
+as an rcl timer does (the next deadline is set when a tick starts). The thread's timer
+slack is 1 ns (Linux), so a sleep ends within the kernel's wake-up latency of its deadline
+rather than up to 50 us after it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import logging
+import math
+import threading
+import time
+from typing import Callable
+
+log = logging.getLogger(__name__)
+PR_SET_TIMERSLACK = 29
+"""prctl option: this thread's timer slack [ns] (Linux)."""
+
+
+def next_deadline_s(deadline_s: float, now_s: float, period_s: float) -> float:
+    """The first deadline after now_s on the grid deadline_s + k * period_s (k >= 1): a tick
+    that ran late keeps the loop's phase and skips the periods it missed."""
+    missed = max(0, math.floor((now_s - deadline_s) / period_s))
+    return deadline_s + (missed + 1) * period_s
+
+
+def set_timer_slack_ns(slack_ns: int) -> bool:
+    """Set the calling thread's timer slack (Linux prctl); False where that is refused."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library('c') or 'libc.so.6', use_errno=True)
+        return libc.prctl(PR_SET_TIMERSLACK, ctypes.c_ulong(slack_ns), 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+class FixedRateLoop:
+    """Calls tick() every period_s of the steady clock on a daemon thread until stop().
+
+    tick runs under ``lock`` (the caller's, shared with whatever else touches the state the
+    tick uses); after it, still under the lock, timing(wake_late_s, tick_s) gets how late the
+    thread woke after the deadline and how long the tick ran. An exception in tick ends the
+    loop: it is logged, kept in ``error`` and on_error(exc) is called, so the process can
+    stop instead of running without a loop.
+    """
+
+    def __init__(self, period_s: float, tick: Callable[[], None], lock: threading.Lock,
+                 timing: Callable[[float, float], None] = lambda late_s, tick_s: None,
+                 on_error: Callable[[BaseException], None] = lambda exc: None,
+                 name: str = 'control_loop'):
+        """period_s > 0; tick, timing and on_error as in the class docstring."""
+        if not period_s > 0:
+            raise ValueError(f'period_s must be positive, got {period_s}')
+        self.period_s = period_s
+        self.error: BaseException | None = None
+        self._tick, self._lock, self._timing, self._on_error = tick, lock, timing, on_error
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+
+    def start(self) -> None:
+        """Start ticking; the first tick is one period from now."""
+        self._thread.start()
+
+    def stop(self, timeout_s: float = 1.0) -> None:
+        """Stop after the tick in progress, waiting at most timeout_s for it."""
+        self._stop.set()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join(timeout_s)
+
+    def alive(self) -> bool:
+        """Whether the loop thread still runs."""
+        return self._thread.is_alive()
+
+    def _run(self) -> None:
+        """Sleep to each deadline, tick, skip what a late tick missed."""
+        set_timer_slack_ns(1)
+        deadline_s = time.monotonic() + self.period_s
+        while not self._stop.is_set():
+            delay_s = deadline_s - time.monotonic()
+            if delay_s > 0:
+                time.sleep(delay_s)
+            if self._stop.is_set():
+                return
+            woke_s = time.monotonic()
+            late_s = woke_s - deadline_s
+            # the next deadline is set at the wake-up, as an rcl timer sets it at its call:
+            # a slow tick is followed at once by the next, a late wake-up skips what it missed
+            deadline_s = next_deadline_s(deadline_s, woke_s, self.period_s)
+            try:
+                with self._lock:
+                    self._tick()
+                    self._timing(late_s, time.monotonic() - woke_s)
+            except BaseException as exc:   # noqa: B902 -- reported, then the loop ends
+                log.critical('control loop stopped by %r', exc, exc_info=True)
+                self.error = exc
+                self._on_error(exc)
+                return
