@@ -151,6 +151,9 @@ setup(
             'ros-jazzy-std-srvs',
             'ros-jazzy-diagnostic-msgs',
             'ros-jazzy-rmw-fastrtps-cpp',
+            # policy_node decodes sensor messages from their CDR bytes with rosbags'
+            # generated deserializers (3-5x cheaper than rclpy's Python message classes)
+            'rosbags>=0.10,<1',
         ],
         'deploy': [
             'pin',  # Pinocchio (kinematics/dynamics on the robot side)

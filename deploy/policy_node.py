@@ -120,6 +120,7 @@ class PolicyNode(Node):
                               round(params.ood_window_s * self._runtime.rate_hz))
         self._state = ''
         self._sensor_subs = []
+        self._undecodable = 0
         self._taken_by_tick = TakenByTheTick()
         self._sensor_streams: list[str] = []
         self._io = ros_io_of(params.robot)(self, params)
@@ -165,48 +166,50 @@ class PolicyNode(Node):
         executor)."""
         def handle(msg, info):
             self._put(stream, *to_values(msg), info)
-
-        def handle_locked(msg, info):
-            with self._lock:
-                handle(msg, info)
         if not sensor_qos:
-            self.create_subscription(msg_type, topic, handle_locked, 10)
-            self._record(msg_type, topic, 10)
+            self._subscribe(msg_type, topic, handle, 10)
             return
         self._sensor_streams.append(stream)
-        self._sensor_subs.append(self.create_subscription(
-            msg_type, topic, handle, SENSOR_QOS, callback_group=self._taken_by_tick))
-        self._record(msg_type, topic, SENSOR_QOS, self._taken_by_tick)
+        self._sensor_subs.append(
+            self._subscribe(msg_type, topic, handle, SENSOR_QOS, self._taken_by_tick))
 
     def subscribe_command(self, msg_type, topic: str, to_values, stream: str) -> None:
         """An operator stream without a stamp (a Twist): its arrival time is its stamp."""
         def handle(msg, info):
             received_s = ros_msgs.arrival_steady_s(info)
-            with self._lock:
-                self._runtime.put(stream, Sample(to_values(msg), received_s, received_s))
-        self.create_subscription(msg_type, topic, handle, 10)
-        self._record(msg_type, topic, 10)
+            self._runtime.put(stream, Sample(to_values(msg), received_s, received_s))
+        self._subscribe(msg_type, topic, handle, 10)
 
-    def _record(self, msg_type, topic: str, qos, group: CallbackGroup | None = None) -> None:
-        """When recording: a second subscription to topic taking its messages as CDR bytes
-        for the recorder (no deserialization; the runtime's own subscription takes them as
-        messages, in C). In the tick's group, the tick takes it as well."""
-        if self._recorder is None:
-            return
-        resolved, ros_type = self.resolve_topic_name(topic), type_name(msg_type)
+    def _subscribe(self, msg_type, topic: str, on_message, qos,
+                   group: CallbackGroup | None = None):
+        """A subscription taking topic's messages as CDR bytes: the flight recorder (when on)
+        logs the bytes as received, and on_message(msg, info) gets them decoded
+        (ros_msgs.cdr_decoder). In the tick's group the tick takes them; otherwise the
+        executor serves them under the tick's lock. Bytes that do not decode are dropped and
+        counted (undecodable_messages), as DDS drops a sample it cannot deserialize."""
+        ros_type = type_name(msg_type)
+        decode, resolved = ros_msgs.cdr_decoder(ros_type), self.resolve_topic_name(topic)
         recorder = self._recorder
 
-        def log(data, info):
-            recorder.message(resolved, ros_type, data, info)
+        def handle(data, info):
+            if recorder is not None:
+                recorder.message(resolved, ros_type, data, info)
+            try:
+                msg = decode(data)
+            except Exception as exc:   # noqa: B902 -- whatever the decoder met, drop it
+                self._undecodable += 1
+                self.get_logger().error(f'{resolved}: dropped a message that is not '
+                                        f'{ros_type} ({exc!r})', throttle_duration_sec=5.0)
+                return
+            on_message(msg, info)
 
-        def log_locked(data, info):
+        def handle_locked(data, info):
             with self._lock:
-                log(data, info)
+                handle(data, info)
         if group is self._taken_by_tick:
-            self._sensor_subs.append(self.create_subscription(
-                msg_type, topic, log, qos, callback_group=group, raw=True))
-        else:
-            self.create_subscription(msg_type, topic, log_locked, qos, raw=True)
+            return self.create_subscription(msg_type, topic, handle, qos, callback_group=group,
+                                            raw=True)
+        return self.create_subscription(msg_type, topic, handle_locked, qos, raw=True)
 
     def _observation_age_s(self) -> float | None:
         """Age of the oldest sensor sample this tick uses, by its header stamp [s].
@@ -271,6 +274,7 @@ class PolicyNode(Node):
             message=self._state or 'starting')
         status.values = [KeyValue(key=k, value=f'{v:.6g}') for k, v in figures.items()]
         status.values.append(KeyValue(key='safety_state', value=self._state))
+        status.values.append(KeyValue(key='undecodable_messages', value=str(self._undecodable)))
         shares = self._ood.shares()
         status.values += [KeyValue(key=f'ood_share.{name}', value=f'{share:.3g}')
                           for name, share in shares.items()]
