@@ -368,7 +368,8 @@ def _combine(runs: list[dict]) -> dict:
         return dict(runs[-1])
     keys = FIGURES + LOOP_FIGURES + ('cpu_cores_bench', 'cpu_cores_other',
                                      'cpu_cores_node', 'cpu_cores_node_children')
-    out = {k: float(np.median([r[k] for r in good if k in r])) for k in keys}
+    out = {k: float(np.median([r[k] for r in good if k in r])) for k in keys
+           if any(k in r for r in good)}
     for k in RECORD_FIGURES:   # the recorder's counts over every window
         if any(k in r for r in good):
             out[k] = float((max if k == 'record_files' else sum)(r.get(k, 0.0) for r in good))

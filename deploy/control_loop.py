@@ -16,6 +16,7 @@ import ctypes
 import ctypes.util
 import logging
 import math
+import os
 import threading
 import time
 from typing import Callable
@@ -32,6 +33,16 @@ def next_deadline_s(deadline_s: float, now_s: float, period_s: float) -> float:
     return deadline_s + (missed + 1) * period_s
 
 
+def set_fifo_priority(priority: int) -> str:
+    """Put the calling thread under SCHED_FIFO at priority (1-99); '' when done, else why
+    not (no permission: CAP_SYS_NICE or an rtprio limit, as a real-time setup grants)."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+    except (OSError, AttributeError) as exc:
+        return str(exc)
+    return ''
+
+
 def set_timer_slack_ns(slack_ns: int) -> bool:
     """Set the calling thread's timer slack (Linux prctl); False where that is refused."""
     try:
@@ -46,7 +57,9 @@ class FixedRateLoop:
 
     tick runs under ``lock`` (the caller's, shared with whatever else touches the state the
     tick uses); after it, still under the lock, timing(wake_late_s, tick_s) gets how late the
-    thread woke after the deadline and how long the tick ran. An exception in tick ends the
+    thread woke after the deadline and how long the tick ran. priority 1-99 puts the thread
+    under SCHED_FIFO (0: as launched); ``scheduling`` then says what it got, and
+    report(text, refused) is told once, from the thread. An exception in tick ends the
     loop: it is logged, kept in ``error`` and on_error(exc) is called, so the process can
     stop instead of running without a loop.
     """
@@ -54,11 +67,16 @@ class FixedRateLoop:
     def __init__(self, period_s: float, tick: Callable[[], None], lock: threading.Lock,
                  timing: Callable[[float, float], None] = lambda late_s, tick_s: None,
                  on_error: Callable[[BaseException], None] = lambda exc: None,
+                 priority: int = 0,
+                 report: Callable[[str, bool], None] = lambda text, refused: log.info(text),
                  name: str = 'control_loop'):
         """period_s > 0; tick, timing and on_error as in the class docstring."""
         if not period_s > 0:
             raise ValueError(f'period_s must be positive, got {period_s}')
-        self.period_s = period_s
+        if not 0 <= priority <= 99:
+            raise ValueError(f'priority must be 0 or 1-99, got {priority}')
+        self.period_s, self.priority, self._report = period_s, priority, report
+        self.scheduling = 'not started'
         self.error: BaseException | None = None
         self._tick, self._lock, self._timing, self._on_error = tick, lock, timing, on_error
         self._stop = threading.Event()
@@ -78,9 +96,22 @@ class FixedRateLoop:
         """Whether the loop thread still runs."""
         return self._thread.is_alive()
 
+    def _set_scheduling(self) -> None:
+        """SCHED_FIFO at the priority asked for, or the reason it was refused."""
+        if self.priority == 0:
+            self.scheduling = 'as launched'
+            return
+        refused = set_fifo_priority(self.priority)
+        self.scheduling = (f'SCHED_FIFO {self.priority}' if not refused else
+                           f'as launched (SCHED_FIFO {self.priority} refused: {refused})')
+        self._report(f'control loop thread: {self.scheduling}' + (
+            '; grant CAP_SYS_NICE or an rtprio limit, or set loop_priority 0'
+            if refused else ''), bool(refused))
+
     def _run(self) -> None:
         """Sleep to each deadline, tick, skip what a late tick missed."""
         set_timer_slack_ns(1)
+        self._set_scheduling()
         deadline_s = time.monotonic() + self.period_s
         while not self._stop.is_set():
             delay_s = deadline_s - time.monotonic()

@@ -132,7 +132,8 @@ class PolicyNode(Node):
         self._loop_failed = self.create_guard_condition(self._raise_loop_error)
         self._loop = FixedRateLoop(self._runtime.period_s, self._on_tick, self._lock,
                                    timing=self._stats.loop_timing,
-                                   on_error=lambda exc: self._loop_failed.trigger())
+                                   on_error=lambda exc: self._loop_failed.trigger(),
+                                   priority=params.loop_priority, report=self._loop_report)
         self.create_timer(params.diagnostics_period_s, self._publish_diagnostics)
         self.get_logger().info(
             f'policy {params.policy_file} ({self._runtime.contract.task}) at '
@@ -241,6 +242,10 @@ class PolicyNode(Node):
         """Stop the control loop after the tick in progress."""
         self._loop.stop()
 
+    def _loop_report(self, text: str, refused: bool) -> None:
+        """The loop thread's scheduling, logged once (a warning where it was refused)."""
+        (self.get_logger().warning if refused else self.get_logger().info)(text)
+
     def _raise_loop_error(self) -> None:
         """On the executor: the loop thread failed; its exception ends spin() and the node."""
         raise RuntimeError('control loop stopped') from self._loop.error
@@ -274,6 +279,7 @@ class PolicyNode(Node):
             message=self._state or 'starting')
         status.values = [KeyValue(key=k, value=f'{v:.6g}') for k, v in figures.items()]
         status.values.append(KeyValue(key='safety_state', value=self._state))
+        status.values.append(KeyValue(key='loop_scheduling', value=self._loop.scheduling))
         status.values.append(KeyValue(key='undecodable_messages', value=str(self._undecodable)))
         shares = self._ood.shares()
         status.values += [KeyValue(key=f'ood_share.{name}', value=f'{share:.3g}')

@@ -98,6 +98,9 @@ def check_params(contract: Contract, params, robot, model: pin.Model | None = No
         raise ContractError(f'action.kind: "{contract.action.kind}" cannot be sent on '
                             f'command_interface "{params.command_interface}"')
     positive(params, 'record_max_file_mb', 'ood_window_s')
+    if not 0 <= params.loop_priority <= 99:
+        raise ParamError('parameter "loop_priority": 0 (the scheduling the node was launched '
+                         f'with) or a SCHED_FIFO priority 1-99, got {params.loop_priority}')
     if not 0.0 <= params.ood_warn_share <= 1.0:
         raise ParamError('parameter "ood_warn_share": must be a share in [0, 1], got '
                          f'{params.ood_warn_share}')

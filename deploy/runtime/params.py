@@ -25,9 +25,19 @@ class ParamError(ValueError):
 
 
 @dataclass
-class RecordParams:
-    """The flight recorder's and the training-band monitor's parameters (every robot's node
-    has them)."""
+class LoopParams:
+    """The control loop thread's scheduling (every robot's node has it)."""
+
+    loop_priority: int = 50
+    """SCHED_FIFO priority of the control loop's thread, 1-99 (as ros2_control's node sets
+    its update thread's; where refused, the node warns and runs as launched); 0: leave the
+    thread as launched."""
+
+
+@dataclass
+class RecordParams(LoopParams):
+    """The flight recorder's and the training-band monitor's parameters, and the loop's
+    (every robot's node has them)."""
 
     record: bool = True
     """Log what the node received and decided to MCAP (sim2real.deploy.record); false: no

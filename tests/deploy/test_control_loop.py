@@ -81,3 +81,50 @@ def test_loop_stats_report_the_wake_up_and_tick_percentiles_and_forget_them_at_r
     assert 0.1 < summary['wake_late_p99_ms'] < 3.0
     stats.reset()
     assert 'wake_late_p50_ms' not in stats.summary()
+
+
+def _fifo_refusal() -> str:
+    """Why this process may not use SCHED_FIFO ('' where it may), tried on a thread."""
+    from sim2real.deploy.control_loop import set_fifo_priority
+    out = []
+    thread = threading.Thread(target=lambda: out.append(set_fifo_priority(10)))
+    thread.start()
+    thread.join()
+    return out[0]
+
+
+def test_the_loop_thread_runs_under_sched_fifo_where_allowed_and_says_so_where_not():
+    """priority 10: the loop's own thread (not the caller's) is SCHED_FIFO 10 where this
+    process may, and the report says so; where it may not, scheduling and the report name
+    the refusal and the loop still ticks."""
+    import os
+    reports, ticks = [], []
+    loop = FixedRateLoop(0.01, lambda: ticks.append(1), threading.Lock(), priority=10,
+                         report=lambda text, refused: reports.append((text, refused)))
+    loop.start()
+    time.sleep(0.2)
+    refused = _fifo_refusal()
+    try:
+        assert ticks and len(reports) == 1
+        if refused:
+            assert 'refused' in loop.scheduling and reports[0][1] is True
+        else:
+            assert loop.scheduling == 'SCHED_FIFO 10' and reports[0] == (
+                'control loop thread: SCHED_FIFO 10', False)
+            assert os.sched_getscheduler(loop._thread.native_id) == os.SCHED_FIFO
+            assert os.sched_getparam(loop._thread.native_id).sched_priority == 10
+        assert os.sched_getscheduler(0) == os.SCHED_OTHER   # the caller's thread untouched
+    finally:
+        loop.stop()
+
+
+@pytest.mark.parametrize('priority', [-1, 100])
+def test_a_loop_priority_outside_0_to_99_is_refused_at_start(priority):
+    """The node's parameter loop_priority -1 or 100 is a ParamError naming it."""
+    from pathlib import Path
+    from sim2real.deploy.runtime import ParamError, Runtime
+    root = Path(__file__).resolve().parents[2]
+    with pytest.raises(ParamError, match='loop_priority'):
+        Runtime.from_files(root / 'policies' / 'quadrotor_hover.onnx',
+                           root / 'config' / 'quadrotor.yaml',
+                           overrides={'loop_priority': priority})
