@@ -61,23 +61,32 @@ def soft_start_fraction(elapsed_s: float, soft_start_s: float) -> float:
     """Blend fraction in [0, 1]: elapsed_s / soft_start_s (1 when soft_start_s <= 0)."""
     if soft_start_s <= 0.0:
         return 1.0
-    return float(np.clip(elapsed_s / soft_start_s, 0.0, 1.0))
+    return _unit(elapsed_s / soft_start_s)
 
 
 def soft_start_blend(start, target, fraction: float) -> np.ndarray:
     """start + fraction (target - start), fraction clipped to [0, 1]."""
-    fraction = float(np.clip(fraction, 0.0, 1.0))
-    return start + fraction * (np.asarray(target) - start)
+    return start + _unit(float(fraction)) * (np.asarray(target) - start)
+
+
+def _unit(value: float) -> float:
+    """value clipped to [0, 1] (NaN stays NaN, as np.clip leaves it)."""
+    return value if value != value else min(max(value, 0.0), 1.0)
+
+
+def _bounded(value: float, low: float, high: float) -> float:
+    """value clipped to [low, high]; NaN is 0 (np.nan_to_num, then np.clip)."""
+    return 0.0 if value != value else min(max(value, low), high)
 
 
 def clamp_thrust_rates(command, thrust_min_n: float, thrust_max_n: float,
                        max_body_rate_rad_s: float) -> np.ndarray:
-    """[thrust, rates]: thrust 0 (motors off) or in [min, max], |rates| <= max, never NaN."""
-    command = np.nan_to_num(np.asarray(command, dtype=np.float64), nan=0.0)
-    thrust = command[0]
-    thrust = 0.0 if thrust <= 0.0 else float(np.clip(thrust, thrust_min_n, thrust_max_n))
-    rates = np.clip(command[1:4], -max_body_rate_rad_s, max_body_rate_rad_s)
-    return np.concatenate([[thrust], rates])
+    """[thrust, rates]: thrust 0 (motors off) or in [min, max], |rates| <= max, never NaN.
+    Scalar arithmetic on the four numbers (it runs every tick)."""
+    thrust, *rates = np.asarray(command, dtype=np.float64).reshape(-1)[:4].tolist()
+    thrust = _bounded(thrust, thrust_min_n, thrust_max_n) if thrust > 0.0 else 0.0
+    limit = max_body_rate_rad_s
+    return np.array([thrust, *(_bounded(rate, -limit, limit) for rate in rates)])
 
 
 def clamp_rotor_speeds(speeds_rad_s, max_speed_rad_s: float, thrust_coefficient: float,

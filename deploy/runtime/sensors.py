@@ -59,6 +59,10 @@ class Sample:
     """Steady clock (time.monotonic) at receipt [s]."""
 
 
+SMALL = 64
+"""Arrays up to this size are checked number by number (cheaper than numpy's call)."""
+
+
 def quat_norm(quat_wxyz: np.ndarray) -> float:
     """Norm of a quaternion (4,) without overflow or underflow (inf / 0 for non-finite /
     zero; NaN for a NaN component); scalar arithmetic, as it runs at every message."""
@@ -71,22 +75,27 @@ def quat_norm(quat_wxyz: np.ndarray) -> float:
     return scale * math.sqrt(sum((v / scale) ** 2 for v in parts))
 
 
-def rotmat_from_quat(quat_wxyz: np.ndarray) -> np.ndarray:
-    """R_wb of a quaternion (4,) normalized first without overflow (NaN matrix for a zero or
-    non-finite one; the sensor store refuses quaternions whose norm is not close to 1
-    before they get here). Scalar arithmetic: terms.quat_to_rotmat's formula for one
-    quaternion, twenty times cheaper than its array path (this runs at every odometry and
-    IMU message)."""
+def rotation_entries(quat_wxyz) -> tuple[float, ...]:
+    """The nine entries of R_wb, row-major, of a quaternion (4,) normalized first without
+    overflow (NaN for a zero or non-finite one; the sensor store refuses quaternions whose
+    norm is not close to 1 before they get here). Scalar arithmetic: terms.quat_to_rotmat's
+    formula for one quaternion, twenty times cheaper than its array path (this runs at every
+    odometry and IMU message)."""
     norm = quat_norm(quat_wxyz)
     if not 0.0 < norm < math.inf:
-        return np.full((3, 3), np.nan)
+        return (math.nan,) * 9
     w, x, y, z = (v / norm for v in np.asarray(quat_wxyz, dtype=np.float64).tolist())
     xx, yy, zz = x * x, y * y, z * z
     xy, xz, yz = x * y, x * z, y * z
     wx, wy, wz = w * x, w * y, w * z
-    return np.array([[1 - 2 * (yy + zz), 2 * (xy - wz), 2 * (xz + wy)],
-                     [2 * (xy + wz), 1 - 2 * (xx + zz), 2 * (yz - wx)],
-                     [2 * (xz - wy), 2 * (yz + wx), 1 - 2 * (xx + yy)]])
+    return (1 - 2 * (yy + zz), 2 * (xy - wz), 2 * (xz + wy),
+            2 * (xy + wz), 1 - 2 * (xx + zz), 2 * (yz - wx),
+            2 * (xz - wy), 2 * (yz + wx), 1 - 2 * (xx + yy))
+
+
+def rotmat_from_quat(quat_wxyz: np.ndarray) -> np.ndarray:
+    """R_wb (3, 3) of a quaternion (4,): ``rotation_entries`` as a matrix."""
+    return np.array(rotation_entries(quat_wxyz)).reshape(3, 3)
 
 
 def sample_is_finite(sample: Sample) -> bool:
@@ -95,7 +104,11 @@ def sample_is_finite(sample: Sample) -> bool:
         return False
     for value in sample.values.values():
         array = np.asarray(value)
-        if array.dtype.kind in 'fc' and not np.isfinite(array).all():
+        kind = array.dtype.kind
+        if kind == 'f' and array.size <= SMALL:   # a sensor's few numbers: scalar checks
+            if not all(map(math.isfinite, array.ravel().tolist())):
+                return False
+        elif kind in 'fc' and not np.isfinite(array).all():
             return False
     return True
 

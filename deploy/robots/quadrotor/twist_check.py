@@ -19,10 +19,11 @@ A position glitch (a jump no twist explains) fails the same check.
 from __future__ import annotations
 
 import collections
+import math
 
 import numpy as np
 
-from sim2real.deploy.runtime.sensors import rotmat_from_quat, Sample
+from sim2real.deploy.runtime.sensors import rotation_entries, Sample
 
 MIN_SPAN = 0.5
 """The samples must span this share of the window before the check judges."""
@@ -52,10 +53,12 @@ class TwistCheck:
         message's twist is read in ('body' or 'world'; the sample holds it in the body)."""
         self.window_s, self.tolerance_m, self.frame = window_s, tolerance_m, frame
         self._samples: collections.deque = collections.deque()
-        """(stamp [s], position [m; world], (2, 3) velocity [m/s; world] as read, other)."""
+        """(stamp [s], position (x, y, z) [m; world], velocity [m/s; world] as read and as
+        the other frame's reading, six floats)."""
         self._segments: collections.deque = collections.deque()
-        """The (2, 3) trapezoid segment between each pair of consecutive samples [m]."""
-        self._travelled_w = np.zeros((2, 3))
+        """The trapezoid segment between each pair of consecutive samples [m], six floats
+        (as read, other)."""
+        self._travelled_w = [0.0] * 6
         self._appended = 0
         self._seen: Sample | None = None
         self.residual_m = 0.0
@@ -67,7 +70,7 @@ class TwistCheck:
         """Forget the samples."""
         self._samples.clear()
         self._segments.clear()
-        self._travelled_w = np.zeros((2, 3))
+        self._travelled_w = [0.0] * 6
         self._appended = 0
         self._seen = None
         self.residual_m = self.other_residual_m = 0.0
@@ -75,9 +78,10 @@ class TwistCheck:
     def observe(self, sample: Sample | None) -> None:
         """Add the latest odometry sample (once; None: nothing new).
 
-        Runs every tick: the window's travelled distance in both readings is kept as a
-        running sum of its trapezoid segments (added as a sample comes, taken off as the
-        oldest goes, summed afresh every RESUM_EVERY samples), not rebuilt from the window."""
+        Runs every tick, in scalar arithmetic (numpy's per-call cost dominates on 3-vectors):
+        the window's travelled distance in both readings is kept as a running sum of its
+        trapezoid segments (added as a sample comes, taken off as the oldest goes, summed
+        afresh every RESUM_EVERY samples), not rebuilt from the window."""
         if self.tolerance_m <= 0.0 or sample is None or sample is self._seen:
             return
         self._seen = sample
@@ -85,28 +89,39 @@ class TwistCheck:
         if self._samples and not stamp > self._samples[-1][0]:
             self.reset()   # the source's stamps restarted: start over
             self._seen = sample
-        rotmat = rotmat_from_quat(np.asarray(sample.values['quat_wxyz'], dtype=np.float64))
-        vel_w = rotmat @ np.asarray(sample.values['lin_vel_b'], dtype=np.float64)
-        # the other reading of the message's twist: a body-frame message taken as world, or a
-        # world-frame one (converted with R^T at entry) taken as body
-        other_w = rotmat.T @ vel_w if self.frame == 'body' else rotmat @ vel_w
-        both_w = np.stack((vel_w, other_w))
+        both = self._velocities_w(sample)
         if self._samples:
-            last_stamp, _, last_w = self._samples[-1]
-            segment = 0.5 * (last_w + both_w) * (stamp - last_stamp)
+            last_stamp, _, last = self._samples[-1]
+            dt = stamp - last_stamp
+            segment = tuple(0.5 * (a + b) * dt for a, b in zip(last, both))
             self._segments.append(segment)
-            self._travelled_w += segment
-        self._samples.append((stamp, np.asarray(sample.values['pos_w'], dtype=np.float64),
-                              both_w))
+            self._travelled_w = [t + d for t, d in zip(self._travelled_w, segment)]
+        pos = tuple(np.asarray(sample.values['pos_w'], dtype=np.float64).tolist())
+        self._samples.append((stamp, pos, both))
         while self._samples and (stamp - self._samples[0][0] > self.window_s
                                  or len(self._samples) > MAX_SAMPLES):
             self._samples.popleft()
             if self._segments:
-                self._travelled_w -= self._segments.popleft()
+                gone = self._segments.popleft()
+                self._travelled_w = [t - d for t, d in zip(self._travelled_w, gone)]
         self._appended += 1
         if self._appended % RESUM_EVERY == 0 and self._segments:
-            self._travelled_w = np.sum(self._segments, axis=0)
+            self._travelled_w = [math.fsum(column) for column in zip(*self._segments)]
         self._judge()
+
+    def _velocities_w(self, sample: Sample) -> tuple[float, ...]:
+        """The message's twist rotated into the world as read, then the other reading of it
+        (a body-frame message taken as world, or a world-frame one, converted with R^T at
+        entry, taken as body): six floats [m/s]."""
+        r0, r1, r2, r3, r4, r5, r6, r7, r8 = rotation_entries(sample.values['quat_wxyz'])
+        vx, vy, vz = np.asarray(sample.values['lin_vel_b'], dtype=np.float64).tolist()
+        wx, wy, wz = (r0 * vx + r1 * vy + r2 * vz, r3 * vx + r4 * vy + r5 * vz,
+                      r6 * vx + r7 * vy + r8 * vz)
+        if self.frame == 'body':   # R^T of the world velocity
+            return (wx, wy, wz, r0 * wx + r3 * wy + r6 * wz, r1 * wx + r4 * wy + r7 * wz,
+                    r2 * wx + r5 * wy + r8 * wz)
+        return (wx, wy, wz, r0 * wx + r1 * wy + r2 * wz, r3 * wx + r4 * wy + r5 * wz,
+                r6 * wx + r7 * wy + r8 * wz)
 
     def _judge(self) -> None:
         """Residuals of the window's samples when they span enough of it, else 0."""
@@ -114,8 +129,10 @@ class TwistCheck:
         if len(self._samples) < 2 or last[0] - first[0] < MIN_SPAN * self.window_s:
             self.residual_m = self.other_residual_m = 0.0
             return
-        residual = np.linalg.norm(last[1] - first[1] - self._travelled_w, axis=1)
-        self.residual_m, self.other_residual_m = float(residual[0]), float(residual[1])
+        dx, dy, dz = (b - a for a, b in zip(first[1], last[1]))
+        t = self._travelled_w
+        self.residual_m = math.hypot(dx - t[0], dy - t[1], dz - t[2])
+        self.other_residual_m = math.hypot(dx - t[3], dy - t[4], dz - t[5])
 
     @property
     def failed(self) -> bool:
