@@ -36,6 +36,18 @@ GYRO_PAIR_S = 0.005
 """Odometry and gyro samples received this close together are compared [s]."""
 
 
+def max_abs(values) -> float:
+    """The largest |value| of a few numbers (0 for none); NaN when any is NaN, as np.max."""
+    out = 0.0
+    for value in values:
+        size = abs(value)
+        if not size <= out:
+            if size != size:
+                return math.nan
+            out = size
+    return out
+
+
 class QuadrotorProfile:
     """Everything quadrotor-specific the Runtime delegates to."""
 
@@ -124,9 +136,9 @@ class QuadrotorProfile:
         rotmat = self.rotmat(store)
         if not rotmat[2, 2] >= self.cos_max_tilt:
             return 'tilt'
-        pos_w = store.value('odom', 'pos_w')
-        if np.any(pos_w < self.params.geofence_min_m) or np.any(
-                pos_w > self.params.geofence_max_m):
+        pos_w = store.value('odom', 'pos_w').tolist()
+        if any(p < low for p, low in zip(pos_w, self.params.geofence_min_m)) or any(
+                p > high for p, high in zip(pos_w, self.params.geofence_max_m)):
             return 'geofence'
         if not self.velocity_usable(store):
             return 'speed'
@@ -136,7 +148,7 @@ class QuadrotorProfile:
         if self.gyro_disagreement_rad_s(store) > self.params.odom_gyro_tolerance_rad_s > 0.0:
             return 'odom_gyro'
         rates = [store.value(s, 'ang_vel_b') for s in self.rate_streams if store.latest(s)]
-        if not all(np.max(np.abs(w)) <= self.params.max_ang_vel_rad_s for w in rates):
+        if not all(max_abs(w.tolist()) <= self.params.max_ang_vel_rad_s for w in rates):
             return 'ang_vel'
         return ''
 
@@ -145,8 +157,7 @@ class QuadrotorProfile:
         (A twist the position's motion does not explain is still used by the descent: a
         world-frame twist's vertical speed is right within the tilt, and a position glitch
         leaves the velocity as it was.)"""
-        return bool(np.linalg.norm(store.value('odom', 'lin_vel_b'))
-                    <= self.params.max_speed_m_s)
+        return math.hypot(*store.value('odom', 'lin_vel_b').tolist()) <= self.params.max_speed_m_s
 
     def enable_reason(self, store: SensorStore, now_s: float) -> str:
         """Why enable() must refuse now ('' to arm): the latch conditions, odom required."""
@@ -169,8 +180,8 @@ class QuadrotorProfile:
         if 'odom' not in self.rate_streams or odom is None or imu is None or not abs(
                 odom.received_s - imu.received_s) <= GYRO_PAIR_S:
             return 0.0
-        return float(np.max(np.abs(np.asarray(odom.values['ang_vel_b'])
-                                   - np.asarray(imu.values['ang_vel_b']))))
+        return max_abs(a - b for a, b in zip(odom.values['ang_vel_b'].tolist(),
+                                             imu.values['ang_vel_b'].tolist()))
 
     def observation_inputs(self, store: SensorStore, now_s: float) -> dict:
         """Term inputs from the latest samples (ang_vel_b from the fresher of imu and odom,

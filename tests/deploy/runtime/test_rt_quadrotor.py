@@ -266,3 +266,13 @@ def test_observation_history_advances_on_ticks_and_restarts_at_enable(quad_param
     assert runtime.enable(0.04) == (True, '')
     runtime.step(0.04)
     np.testing.assert_allclose(runtime.observation(0.04)[0, 21:33:3], [-2.0] * 4)
+
+
+@pytest.mark.parametrize('values, expected', [
+    ([0.5, -2.0, 1.0], 2.0), ([], 0.0), ([float('nan'), 3.0], float('nan')),
+    ([3.0, float('nan')], float('nan')), ([-float('inf'), 1.0], float('inf'))])
+def test_max_abs_is_np_max_of_abs_including_nan_in_any_place(values, expected):
+    """The latch checks' scalar max |x|: as np.max(np.abs(x)), a NaN anywhere gives NaN
+    (Python's max would keep or drop it by its place), and 0 for nothing."""
+    from sim2real.deploy.robots.quadrotor.profile import max_abs
+    assert max_abs(values) == pytest.approx(expected, nan_ok=True)
