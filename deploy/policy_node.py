@@ -121,6 +121,8 @@ class PolicyNode(Node):
         self._state = ''
         self._sensor_subs = []
         self._undecodable = 0
+        self._lock = threading.Lock()
+        """Held by each tick and by every executor callback that touches the runtime."""
         self._taken_by_tick = TakenByTheTick()
         self._sensor_streams: list[str] = []
         self._io = ros_io_of(params.robot)(self, params)
@@ -128,7 +130,6 @@ class PolicyNode(Node):
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
         self.create_service(SetBool, '~/enable', self._on_enable)
         self.create_service(Trigger, '~/estop', self._on_estop)
-        self._lock = threading.Lock()
         self._loop_failed = self.create_guard_condition(self._raise_loop_error)
         self._loop = FixedRateLoop(self._runtime.period_s, self._on_tick, self._lock,
                                    timing=self._stats.loop_timing,
