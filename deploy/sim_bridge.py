@@ -30,7 +30,6 @@ import math
 import time
 
 from nav_msgs.msg import Odometry
-import numpy as np
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 import rclpy
 from rclpy.exceptions import InvalidParameterTypeException
@@ -45,6 +44,7 @@ from sim2real.deploy import ros_msgs
 from sim2real.deploy.bridge.faults import FaultError, FaultInjector
 from sim2real.deploy.bridge.params import (
     bridge_of, declared_parameters, fault_cfg, parse_robot_faults, validate)
+from sim2real.deploy.bridge.freshness import Freshness
 from sim2real.deploy.node_params import check_overrides
 from sim2real.deploy.bridge import physical
 from sim2real.deploy.record.truth_recorder import TruthRecorder
@@ -102,8 +102,7 @@ class SimBridge(Node):
         self._skipped_steps = self._steps = 0
         self._max_lag_s = 0.0
         self._last_report_s = time.monotonic()
-        self._last_fresh_s: dict[str, float] = {}
-        self._last_stamp_s: dict[str, float] = {}
+        self._freshness = Freshness()
         self._awaiting_effect = ''
         self._stamp_offset_s = self._node_clock_offset_s()
         self.truth_recorder = (TruthRecorder(p, p['record_dir'], self.true_mass)
@@ -177,7 +176,8 @@ class SimBridge(Node):
         """Publish released sensor messages and pending events.
 
         Events carry the wall times that judge a fault: 'fault_on' the steady time of the last
-        FRESH message of each stream (finite, newer stamp) at onset, and 'fault_effect' the
+        FRESH message of each stream (finite, newer stamp) sent by its onset (messages this
+        call sends after an onset it found are not counted), and 'fault_effect' the
         time the first non-fresh message (NaN, or a repeated stamp) went out after onset, or
         the first message a robot fault marks as its effect (RobotFault.effect). A bridge
         running late under CPU load thus does not count against the node.
@@ -195,7 +195,7 @@ class SimBridge(Node):
             payload = {'event': event.event, 'fault': event.fault,
                        'monotonic_s': event.monotonic_s}
             if event.event == 'fault_on':
-                payload['last_fresh_s'] = dict(self._last_fresh_s)
+                payload['last_fresh_s'] = self._freshness.sent_by(event.monotonic_s)
                 self._awaiting_effect = event.fault
             self._event(payload)
             self.get_logger().info(f'event {event.event} {event.fault}'.rstrip())
@@ -208,13 +208,8 @@ class SimBridge(Node):
 
     def _track_freshness(self, stream: str, values: dict, stamp_s: float,
                          now_s: float) -> None:
-        """Remember the last fresh publish (sent at now_s); report the first non-fresh one."""
-        fresh = stamp_s > self._last_stamp_s.get(stream, -math.inf) and all(
-            np.all(np.isfinite(v)) for v in values.values())
-        if fresh:
-            self._last_stamp_s[stream] = stamp_s
-            self._last_fresh_s[stream] = now_s
-        elif self._awaiting_effect:
+        """Remember a fresh publish (sent at now_s); report the first non-fresh one."""
+        if not self._freshness.observe(stream, values, stamp_s, now_s) and self._awaiting_effect:
             self._effect(self._awaiting_effect, stream, now_s)
             self._awaiting_effect = ''
 
@@ -224,7 +219,7 @@ class SimBridge(Node):
         changed stream, its last fresh one ever sent (a stream is FIFO; messages queued in
         transport before the onset go out fresh after it)."""
         self._event({'event': 'fault_effect', 'fault': fault, 'stream': stream,
-                     'monotonic_s': sent_s, 'last_fresh_s': dict(self._last_fresh_s)})
+                     'monotonic_s': sent_s, 'last_fresh_s': self._freshness.last_sent()})
 
     def _report(self, now_s: float) -> None:
         """Warn at most once a second when a step ran over 2 periods late or was skipped."""
