@@ -1,5 +1,7 @@
 """HIL verdict lines from scenario figures: pass, or FAIL with the reason."""
 
+import pytest
+
 from sim2real.deploy.robots.quadrotor.hil import bound as hover_bound
 from sim2real.deploy.robots.quadruped.hil import bound as walk_bound
 from sim2real.hil.scenarios import Scenario
@@ -173,6 +175,20 @@ def test_the_stall_limit_is_half_the_shortest_sensor_timeout():
     assert node['odom_timeout_s'] == 0.05 and node['setpoint_timeout_s'] == 0.0
     assert stall_limit_ms(node) == 25.0
     assert stall_limit_ms({'rate_hz': 50.0}) == float('inf')
+
+
+def test_the_delay_fault_takes_its_own_delay_off_the_stall_limit():
+    """config/quadruped.yaml's bridge: delay 0.01 s + jitter 0.005 s: a 'delay' run's stall
+    limit is 25 - 15 = 10 ms (a 21 ms stall plus the fault's 15 ms ages the data as a 36 ms
+    stall would); other faults keep the full limit."""
+    from pathlib import Path
+
+    from sim2real.hil.runner import fault_delay_ms, load_sections
+    from sim2real.hil.scenarios import FaultCase
+    _, bridge = load_sections(Path(__file__).resolve().parents[2] / 'config' / 'quadruped.yaml')
+    assert fault_delay_ms(FaultCase('delay', 'tolerate'), bridge) == pytest.approx(15.0)
+    assert fault_delay_ms(FaultCase('drop', 'tolerate'), bridge) == 0.0
+    assert fault_delay_ms(FaultCase('delay', 'tolerate'), {}) == 0.0
 
 
 def test_nominal_floors_are_judged_and_given_floors_replace_the_robots():
