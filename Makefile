@@ -68,7 +68,7 @@ test: $(STAMP)
 	$(PY) -m flake8
 	@site="$$(mktemp -d)" && $(MAKE) --no-print-directory docs DOCS_SITE="$$site" \
 	    DOCS_ARGS=--quiet && rm -rf -- "$$site"
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	$(PY) -m pytest -q --durations=30 $(PYTEST_ARGS)
 	@$(MAKE) --no-print-directory isaaclab-stage
 
 isaaclab-venv: $(ISAACLAB_STAMP)
