@@ -31,7 +31,7 @@ def main() -> None:
                         'an untrained export)')
     parser.add_argument('--skip-deploy-loop', action='store_true',
                         help='leave out the ROS 2 deploy-loop bench')
-    parser.add_argument('--deploy-repeats', type=int, default=3,
+    parser.add_argument('--deploy-repeats', type=int, default=5,
                         help='deploy-loop windows per node, alternated; medians reported')
     parser.add_argument('--deploy-realtime', action='store_true',
                         help='deploy-loop processes under SCHED_FIFO where allowed')

@@ -7,7 +7,8 @@ wake-up, not an executor's wait-set rebuild and dispatch (which cost a 500 Hz rc
 about as much CPU as the tick itself). Missed deadlines are skipped, never run in a burst,
 as an rcl timer does (the next deadline is set when a tick starts). The thread's timer
 slack is 1 ns (Linux), so a sleep ends within the kernel's wake-up latency of its deadline
-rather than up to 50 us after it.
+rather than up to 50 us after it. After each tick, idle(until_s) may use the time left
+before the next deadline (less a margin): the flight recorder encodes its records there.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from typing import Callable
 log = logging.getLogger(__name__)
 PR_SET_TIMERSLACK = 29
 """prctl option: this thread's timer slack [ns] (Linux)."""
+IDLE_MARGIN = 0.25
+"""Share of a period kept free between idle work and the next deadline."""
 
 
 def next_deadline_s(deadline_s: float, now_s: float, period_s: float) -> float:
@@ -57,11 +60,13 @@ class FixedRateLoop:
 
     tick runs under ``lock`` (the caller's, shared with whatever else touches the state the
     tick uses); after it, still under the lock, timing(wake_late_s, tick_s) gets how late the
-    thread woke after the deadline and how long the tick ran. priority 1-99 puts the thread
-    under SCHED_FIFO (0: as launched); ``scheduling`` then says what it got, and
-    report(text, refused) is told once, from the thread. An exception in tick ends the
-    loop: it is logged, kept in ``error`` and on_error(exc) is called, so the process can
-    stop instead of running without a loop.
+    thread woke after the deadline and how long the tick ran. Then, outside the lock,
+    idle(until_s) gets the steady time [s] it must be done by: the next deadline less
+    IDLE_MARGIN of a period (an exception there is logged once, the loop goes on).
+    priority 1-99 puts the thread under SCHED_FIFO (0: as launched); ``scheduling`` then
+    says what it got, and report(text, refused) is told once, from the thread. An exception
+    in tick ends the loop: it is logged, kept in ``error`` and on_error(exc) is called, so
+    the process can stop instead of running without a loop.
     """
 
     def __init__(self, period_s: float, tick: Callable[[], None], lock: threading.Lock,
@@ -69,7 +74,8 @@ class FixedRateLoop:
                  on_error: Callable[[BaseException], None] = lambda exc: None,
                  priority: int = 0,
                  report: Callable[[str, bool], None] = lambda text, refused: log.info(text),
-                 name: str = 'control_loop'):
+                 name: str = 'control_loop',
+                 idle: Callable[[float], None] | None = None):
         """period_s > 0; tick, timing and on_error as in the class docstring."""
         if not period_s > 0:
             raise ValueError(f'period_s must be positive, got {period_s}')
@@ -79,6 +85,7 @@ class FixedRateLoop:
         self.scheduling = 'not started'
         self.error: BaseException | None = None
         self._tick, self._lock, self._timing, self._on_error = tick, lock, timing, on_error
+        self._idle, self._idle_failed = idle, False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
@@ -133,3 +140,14 @@ class FixedRateLoop:
                 self.error = exc
                 self._on_error(exc)
                 return
+            if self._idle is not None:
+                self._run_idle(deadline_s - IDLE_MARGIN * self.period_s)
+
+    def _run_idle(self, until_s: float) -> None:
+        """idle(until_s); its first exception is logged, none ends the loop."""
+        try:
+            self._idle(until_s)
+        except Exception:   # noqa: B902 -- idle work must never stop the control loop
+            if not self._idle_failed:
+                self._idle_failed = True
+                log.exception('control loop idle work failed (the loop goes on)')

@@ -134,7 +134,9 @@ class PolicyNode(Node):
         self._loop = FixedRateLoop(self._runtime.period_s, self._on_tick, self._lock,
                                    timing=self._stats.loop_timing,
                                    on_error=lambda exc: self._loop_failed.trigger(),
-                                   priority=params.loop_priority, report=self._loop_report)
+                                   priority=params.loop_priority, report=self._loop_report,
+                                   idle=(self._recorder.drain if self._recorder is not None
+                                         else None))
         self.create_timer(params.diagnostics_period_s, self._publish_diagnostics)
         self.get_logger().info(
             f'policy {params.policy_file} ({self._runtime.contract.task}) at '

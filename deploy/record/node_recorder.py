@@ -1,10 +1,14 @@
 """The policy node's flight recorder: each ROS message the node receives on its own topic
 (CDR, as received), the runtime's calls (RecordingRuntime), and as metadata and
-attachments what a replay needs to rebuild the node: parameters, contract, policy, URDF."""
+attachments what a replay needs to rebuild the node: parameters, contract, policy, URDF.
+
+Records wait in a Backlog until the control loop drains it in the time its tick leaves
+before the next deadline (drain); close() writes what still waits."""
 
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 from pathlib import Path
 import time
@@ -12,7 +16,7 @@ import time
 import yaml
 
 from sim2real import __version__
-from sim2real.deploy.record.runtime_log import RecordingRuntime
+from sim2real.deploy.record.runtime_log import Backlog, RecordingRuntime
 from sim2real.deploy.record.writer import Recorder, RecorderCfg, ros2_channel
 
 METADATA = 'sim2real'
@@ -57,29 +61,42 @@ class NodeRecorder:
         cfg = RecorderCfg(folder, prefix=params.robot,
                           max_file_bytes=int(params.record_max_file_mb * 2 ** 20))
         self.recorder = Recorder(cfg, {METADATA: metadata}, attachments)
-        self.runtime = RecordingRuntime(runtime, self.recorder)
+        self.backlog = Backlog(self.recorder.count_dropped)
+        self.runtime = RecordingRuntime(runtime, self.recorder, self.backlog)
         self._channels: dict[str, int] = {}
 
     def message(self, topic: str, ros_type: str, data: bytes, info: dict | None) -> None:
         """One received message's CDR bytes on its topic (ros_type 'nav_msgs/msg/Odometry'):
         log time its DDS arrival, publish time the publisher's send time, both from the
         message info (system clock), as rosbag2 records them; a header stamp is in the
-        message itself."""
+        message itself. Queued in the backlog."""
+        info = info or {}
+        received_ns = info.get('received_timestamp') or time.time_ns()
+        self.backlog.add(self._write_message, topic, ros_type, data, received_ns,
+                         info.get('source_timestamp') or received_ns)
+
+    def _write_message(self, topic: str, ros_type: str, data: bytes, received_ns: int,
+                       published_ns: int) -> None:
+        """Hand one received message to the writer (its channel registered first)."""
         channel = self._channels.get(topic)
         if channel is None:
             channel = self._channels[topic] = self.recorder.channel(
                 ros2_channel(topic, ros_type))
-        info = info or {}
-        received_ns = info.get('received_timestamp') or time.time_ns()
-        self.recorder.write(channel, data, received_ns,
-                            info.get('source_timestamp') or received_ns)
+        self.recorder.write(channel, data, received_ns, published_ns)
+
+    def drain(self, until_s: float = math.inf) -> None:
+        """Encode and hand over waiting records until none waits or the steady clock reaches
+        until_s [s] (the control loop's slack before its next deadline)."""
+        self.backlog.drain(until_s)
 
     def diagnostics(self) -> dict[str, float]:
-        """Records written and dropped, files started."""
+        """Records written and dropped, files started, records waiting in the backlog."""
         stats = self.recorder.stats
         return {'record_written': float(stats.written), 'record_dropped': float(stats.dropped),
-                'record_files': float(len(stats.files))}
+                'record_files': float(len(stats.files)),
+                'record_backlog': float(len(self.backlog))}
 
     def close(self) -> None:
-        """Write what is queued and finish the file."""
+        """Write what waits in the backlog and in the writer's queue; finish the file."""
+        self.backlog.drain()
         self.recorder.close()

@@ -9,9 +9,11 @@ numbers; Foxglove and PlotJuggler read the rest as plain numbers).
 
 from __future__ import annotations
 
+from collections import deque
 import logging
 import math
 import time
+from typing import Callable
 
 import numpy as np
 
@@ -129,13 +131,77 @@ def sample_from(record: dict) -> Sample:
                   number(record['stamp_s']), number(record['received_s']))
 
 
+BACKLOG_RECORDS = 20_000
+"""Records a Backlog holds at most (about 6 s of a 500 Hz quadrotor node, which logs about
+3,500 a second); more are dropped and counted: a loop left no time to encode for that long
+loses records, never ticks."""
+
+
+class Backlog:
+    """Records waiting to be encoded, in order.
+
+    The control thread adds a record as its encoder and arguments (a deque append), and the
+    loop encodes what waits in the time its tick leaves before the next deadline
+    (``drain(until_s)``): a tick never waits for JSON encoding, and encoding never runs into
+    the next tick. Past ``limit`` waiting records a new one is dropped and counted
+    (on_drop), never waited for. Appends and drains may come from different threads.
+    """
+
+    def __init__(self, on_drop: Callable[[], None], limit: int = BACKLOG_RECORDS):
+        """on_drop() counts one dropped record."""
+        self._items: deque = deque()
+        self._on_drop, self.limit = on_drop, limit
+
+    def add(self, encode: Callable, *args) -> None:
+        """Queue encode(*args) (dropped and counted when limit records wait)."""
+        if len(self._items) >= self.limit:
+            self._on_drop()
+            return
+        self._items.append((encode, args))
+
+    def drain(self, until_s: float = math.inf) -> int:
+        """Encode waiting records, oldest first, until none waits or the steady clock reaches
+        until_s [s]; how many were encoded."""
+        done = 0
+        while self._items and time.monotonic() < until_s:
+            encode, args = self._items.popleft()
+            encode(*args)
+            done += 1
+        return done
+
+    def __len__(self) -> int:
+        """Records waiting."""
+        return len(self._items)
+
+
+class _Now:
+    """Encode at once: the Backlog interface for a recorder without a loop to drain it."""
+
+    @staticmethod
+    def add(encode: Callable, *args) -> None:
+        """encode(*args) now."""
+        encode(*args)
+
+
+def _snapshot(value):
+    """A copy of the arrays in value (a dict of them, or one), so that a record encoded
+    later holds what the tick saw."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, dict):
+        return {key: _snapshot(item) for key, item in value.items()}
+    return value
+
+
 class RecordingRuntime:
     """A Runtime whose put, step, enable, disable and estop are also logged to a recorder
-    (everything else is the runtime's own)."""
+    (everything else is the runtime's own). With a backlog, records are encoded when it is
+    drained (Backlog); without, at once."""
 
-    def __init__(self, runtime, recorder: Recorder):
+    def __init__(self, runtime, recorder: Recorder, backlog: Backlog | None = None):
         """Register the three channels."""
         self.runtime, self.recorder = runtime, recorder
+        self.backlog = backlog if backlog is not None else _Now()
         self._put = recorder.channel(json_channel(PUT_TOPIC, 'sim2real/Put', {
             'stream': {'type': 'string'}, 'stamp_s': _NUMBER, 'received_s': _NUMBER,
             'values': {'type': 'object'}}))
@@ -155,14 +221,19 @@ class RecordingRuntime:
         return getattr(self.runtime, name)
 
     def put(self, stream: str, sample: Sample) -> None:
-        """Runtime.put, logged with the sample as received."""
+        """Runtime.put, logged with the sample as received (its values are the store's: a
+        sample is never changed once put)."""
         self.runtime.put(stream, sample)
+        self.backlog.add(self._write_put, stream, sample, time.time_ns())
+
+    def _write_put(self, stream: str, sample: Sample, log_ns: int) -> None:
+        """Encode and write one put record."""
         values = sample.values if isinstance(sample.values, dict) else {}
         try:
             self.recorder.write_json(self._put, {
                 'stream': stream, 'stamp_s': plain(sample.stamp_s),
                 'received_s': plain(sample.received_s),
-                'values': {str(k): typed(v) for k, v in values.items()}}, time.time_ns())
+                'values': {str(k): typed(v) for k, v in values.items()}}, log_ns)
         except Exception:   # the log must never cost the node a sample
             self._failed()
 
@@ -175,17 +246,28 @@ class RecordingRuntime:
                           else now_s - self._last_now_s - runtime.period_s)
         self._last_now_s = now_s
         estimates = getattr(runtime.profile, 'estimates', dict)
+        self.backlog.add(self._write_tick, {
+            'now_s': now_s, 'command': _snapshot(result.command), 'state': result.state,
+            'reason': result.reason, 'inference_s': result.inference_s,
+            'action': _snapshot(result.action), 'observation': _snapshot(result.observation),
+            'period_error_s': period_error_s,
+            'integrator': _snapshot(runtime.integrator.state()),
+            'estimates': _snapshot(estimates())}, time.time_ns())
+        return result
+
+    def _write_tick(self, tick: dict, log_ns: int) -> None:
+        """Encode and write one tick record."""
         try:
             self.recorder.write_json(self._tick, {
-                'now_s': plain(now_s), 'command': fast(result.command), 'state': result.state,
-                'reason': result.reason, 'inference_s': plain(result.inference_s),
-                'action': fast(result.action), 'observation': fast(result.observation),
-                'period_error_s': plain(period_error_s),
-                'integrator': fast(runtime.integrator.state()),
-                'estimates': fast(estimates())}, time.time_ns())
+                'now_s': plain(tick['now_s']), 'command': fast(tick['command']),
+                'state': tick['state'], 'reason': tick['reason'],
+                'inference_s': plain(tick['inference_s']), 'action': fast(tick['action']),
+                'observation': fast(tick['observation']),
+                'period_error_s': plain(tick['period_error_s']),
+                'integrator': fast(tick['integrator']),
+                'estimates': fast(tick['estimates'])}, log_ns)
         except Exception:   # the log must never cost the tick its command
             self._failed()
-        return result
 
     def _failed(self) -> None:
         """A record that could not be encoded: counted as dropped, logged once."""
@@ -212,6 +294,11 @@ class RecordingRuntime:
         self._log_call('estop', now_s, True, '')
 
     def _log_call(self, call: str, now_s: float, ok: bool, message: str) -> None:
-        """One call record."""
+        """One call record (queued behind the records before it)."""
+        self.backlog.add(self._write_call, call, now_s, ok, message, time.time_ns())
+
+    def _write_call(self, call: str, now_s: float, ok: bool, message: str,
+                    log_ns: int) -> None:
+        """Encode and write one call record."""
         self.recorder.write_json(self._call, {'call': call, 'now_s': plain(now_s), 'ok': ok,
-                                              'message': message}, time.time_ns())
+                                              'message': message}, log_ns)

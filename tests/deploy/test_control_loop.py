@@ -128,3 +128,24 @@ def test_a_loop_priority_outside_0_to_99_is_refused_at_start(priority):
         Runtime.from_files(root / 'policies' / 'quadrotor_hover.onnx',
                            root / 'config' / 'quadrotor.yaml',
                            overrides={'loop_priority': priority})
+
+
+def test_idle_work_gets_the_time_before_the_next_deadline_and_cannot_stop_the_loop():
+    """10 ms period: idle(until_s) comes after each tick, outside the lock, with until_s 7.5
+    ms after the tick's deadline (the next deadline less IDLE_MARGIN); an idle that raises
+    is logged once and the loop ticks on."""
+    lock, ticks, idles = threading.Lock(), [], []
+
+    def idle(until_s):
+        assert not lock.locked()
+        idles.append((time.monotonic(), until_s))
+        raise RuntimeError('recorder bug')
+
+    loop = FixedRateLoop(0.010, lambda: ticks.append(time.monotonic()), lock, idle=idle)
+    loop.start()
+    time.sleep(0.3)
+    loop.stop()
+    assert len(ticks) >= 20 and len(idles) == len(ticks)
+    for tick_s, (idle_s, until_s) in zip(ticks, idles):
+        assert tick_s <= idle_s < until_s + 0.005   # called right after its tick
+        assert 0.0 < until_s - tick_s <= 0.0075 + 1e-9
