@@ -6,22 +6,62 @@ the tests feed recorded ones.
 
 from __future__ import annotations
 
-from collections import deque
-
 import numpy as np
 
 
-class LoopStats:
-    """Keeps the last `window` tick periods and inference times of a fixed-rate loop."""
+WINDOW_TICKS = 10_000
+"""Ticks the percentiles cover by default: the last 20 s of a 500 Hz loop, 200 s at 50 Hz
+(a summary of them takes about 1 ms)."""
 
-    def __init__(self, rate_hz: float, window: int = 100_000):
+
+class Ring:
+    """The last `size` floats appended, in a preallocated array: an append is one store,
+    and the percentiles read the array as it is (no conversion of a Python container)."""
+
+    def __init__(self, size: int):
+        """size > 0 values at most."""
+        self._data = np.empty(size)
+        self._count = 0
+
+    def append(self, value: float) -> None:
+        """Keep value, forgetting the oldest once full."""
+        self._data[self._count % self._data.size] = value
+        self._count += 1
+
+    def clear(self) -> None:
+        """Forget every value."""
+        self._count = 0
+
+    def values(self) -> np.ndarray:
+        """The kept values (a view, oldest not first once wrapped)."""
+        return self._data[:min(self._count, self._data.size)]
+
+    def percentiles(self, qs) -> np.ndarray:
+        """The percentiles qs of the kept values (NaN where none)."""
+        values = self.values()
+        return np.percentile(values, qs) if values.size else np.full(len(qs), np.nan)
+
+    def __len__(self) -> int:
+        """How many values are kept."""
+        return min(self._count, self._data.size)
+
+
+class LoopStats:
+    """Keeps the last `window` tick periods and inference times of a fixed-rate loop.
+
+    The tick appends (one array store per figure); summary() may run on another thread
+    without the tick's lock: a value the tick overwrites meanwhile changes a percentile by
+    at most one sample of `window`.
+    """
+
+    def __init__(self, rate_hz: float, window: int = WINDOW_TICKS):
         """rate_hz: the target rate; window: how many ticks the percentiles cover."""
         self.period_s = 1.0 / rate_hz
-        self.periods_s: deque[float] = deque(maxlen=window)
-        self.inference_s: deque[float] = deque(maxlen=window)
-        self.observation_age_s: deque[float] = deque(maxlen=window)
-        self.wake_late_s: deque[float] = deque(maxlen=window)
-        self.tick_s: deque[float] = deque(maxlen=window)
+        self.periods_s = Ring(window)
+        self.inference_s = Ring(window)
+        self.observation_age_s = Ring(window)
+        self.wake_late_s = Ring(window)
+        self.tick_s = Ring(window)
         self.ticks = 0
         self._first_s: float | None = None
         self._last_s: float | None = None
@@ -50,58 +90,60 @@ class LoopStats:
 
     def reset(self) -> None:
         """Forget all ticks (e.g. at enable, so statistics cover one flight)."""
-        self.periods_s.clear()
-        self.inference_s.clear()
-        self.observation_age_s.clear()
-        self.wake_late_s.clear()
-        self.tick_s.clear()
+        for ring in (self.periods_s, self.inference_s, self.observation_age_s,
+                     self.wake_late_s, self.tick_s):
+            ring.clear()
         self.ticks = 0
         self._first_s = self._last_s = None
 
     def achieved_rate_hz(self) -> float:
         """Ticks per second over the recorded span (0 before two ticks)."""
-        if self._first_s is None or self._last_s is None or self._last_s <= self._first_s:
+        first_s, last_s, ticks = self._first_s, self._last_s, self.ticks
+        if first_s is None or last_s is None or last_s <= first_s:
             return 0.0
-        return (self.ticks - 1) / (self._last_s - self._first_s)
+        return (ticks - 1) / (last_s - first_s)
 
     def period_error_ms(self, percentile: float) -> float:
         """Percentile of |period - target period| [ms] (0 before two ticks)."""
-        if not self.periods_s:
-            return 0.0
-        err = np.abs(np.asarray(self.periods_s) - self.period_s)
-        return float(np.percentile(err, percentile) * 1e3)
+        return float(self._period_errors_ms((percentile,))[0])
+
+    def _period_errors_ms(self, qs) -> np.ndarray:
+        """Percentiles qs of |period - target period| [ms] (0 before two ticks)."""
+        periods = self.periods_s.values()
+        if not periods.size:
+            return np.zeros(len(qs))
+        return np.percentile(np.abs(periods - self.period_s), qs) * 1e3
 
     def inference_us(self, percentile: float) -> float:
         """Percentile of the policy's inference wall time [us] (0 before it ran)."""
-        if not self.inference_s:
+        if not len(self.inference_s):
             return 0.0
-        return float(np.percentile(np.asarray(self.inference_s), percentile) * 1e6)
+        return float(self.inference_s.percentiles((percentile,))[0] * 1e6)
 
     def observation_age_ms(self, percentile: float) -> float:
         """Percentile of the sensor data's age at the tick [ms] (NaN before it was known)."""
-        if not self.observation_age_s:
-            return float('nan')
-        return float(np.percentile(np.asarray(self.observation_age_s), percentile) * 1e3)
+        return float(self.observation_age_s.percentiles((percentile,))[0] * 1e3)
 
     def summary(self) -> dict[str, float]:
-        """The figures the node reports in its diagnostics."""
-        loop = {f'{name}_p{q}_ms': _percentile_ms(values, q)
-                for name, values in (('wake_late', self.wake_late_s),
-                                     ('tick_duration', self.tick_s)) if values
-                for q in (50, 99)}
-        return loop | {
+        """The figures the node reports in its diagnostics (one partition per figure)."""
+        qs = (50, 99)
+        out = {}
+        for name, ring in (('wake_late', self.wake_late_s), ('tick_duration', self.tick_s)):
+            if len(ring):
+                out |= _named(f'{name}_p{{}}_ms', qs, ring.percentiles(qs) * 1e3)
+        inference_us = (self.inference_s.percentiles(qs) * 1e6 if len(self.inference_s)
+                        else np.zeros(len(qs)))
+        return out | {
             'target_rate_hz': 1.0 / self.period_s,
             'achieved_rate_hz': self.achieved_rate_hz(),
-            'period_error_p50_ms': self.period_error_ms(50),
-            'period_error_p99_ms': self.period_error_ms(99),
-            'inference_p50_us': self.inference_us(50),
-            'inference_p99_us': self.inference_us(99),
-            'observation_age_p50_ms': self.observation_age_ms(50),
-            'observation_age_p99_ms': self.observation_age_ms(99),
+            **_named('period_error_p{}_ms', qs, self._period_errors_ms(qs)),
+            **_named('inference_p{}_us', qs, inference_us),
+            **_named('observation_age_p{}_ms', qs,
+                     self.observation_age_s.percentiles(qs) * 1e3),
             'ticks': float(self.ticks),
         }
 
 
-def _percentile_ms(values_s, percentile: float) -> float:
-    """Percentile of durations in seconds, in milliseconds."""
-    return float(np.percentile(np.asarray(values_s), percentile) * 1e3)
+def _named(pattern: str, qs, values) -> dict[str, float]:
+    """{pattern.format(q): value} for each percentile q."""
+    return {pattern.format(q): float(v) for q, v in zip(qs, values)}

@@ -269,13 +269,16 @@ class PolicyNode(Node):
         self._state_pub.publish(String(data=state))
 
     def _publish_diagnostics(self) -> None:
-        """Loop timing and safety state on /diagnostics."""
-        with self._lock:
-            self._diag_pub.publish(self._diagnostics())
-
-    def _diagnostics(self) -> DiagnosticArray:
-        """The policy loop's status: timing, safety state, OOD shares, I/O and recorder."""
+        """Loop timing and safety state on /diagnostics. The timing percentiles are taken
+        outside the tick's lock (LoopStats reads while the tick appends): a tick never
+        waits for them."""
         figures = self._stats.summary()
+        with self._lock:
+            self._diag_pub.publish(self._diagnostics(figures))
+
+    def _diagnostics(self, figures: dict[str, float]) -> DiagnosticArray:
+        """The policy loop's status: timing figures, safety state, OOD shares, I/O and
+        recorder."""
         status = DiagnosticStatus(
             level=_LEVELS.get(self._state.split(':')[0], DiagnosticStatus.WARN),
             name=f'{self.get_name()}: policy loop', hardware_id=self._runtime.contract.robot,

@@ -83,6 +83,24 @@ def test_loop_stats_report_the_wake_up_and_tick_percentiles_and_forget_them_at_r
     assert 'wake_late_p50_ms' not in stats.summary()
 
 
+def test_a_full_window_keeps_the_last_ticks_only():
+    """window 100: 150 periods of 2 ms then 100 of 3 ms (1 ms error each): the error
+    percentiles are those of the last 100 periods alone, and the rate counts every tick."""
+    stats = LoopStats(500.0, window=100)
+    now_s = 0.0
+    for period_s in [0.002] * 150 + [0.003] * 100:
+        stats.tick(now_s, 1e-4)
+        now_s += period_s
+    stats.tick(now_s, 1e-4)
+    assert len(stats.periods_s) == 100
+    assert stats.period_error_ms(50) == pytest.approx(1.0)
+    summary = stats.summary()
+    assert summary['period_error_p50_ms'] == pytest.approx(1.0)
+    assert summary['ticks'] == 251.0
+    assert summary['achieved_rate_hz'] == pytest.approx(250 / now_s)
+    assert summary['inference_p50_us'] == pytest.approx(100.0)
+
+
 def _fifo_refusal() -> str:
     """Why this process may not use SCHED_FIFO ('' where it may), tried on a thread."""
     from sim2real.deploy.control_loop import set_fifo_priority
