@@ -114,16 +114,6 @@ class LoopStats:
             return np.zeros(len(qs))
         return np.percentile(np.abs(periods - self.period_s), qs) * 1e3
 
-    def inference_us(self, percentile: float) -> float:
-        """Percentile of the policy's inference wall time [us] (0 before it ran)."""
-        if not len(self.inference_s):
-            return 0.0
-        return float(self.inference_s.percentiles((percentile,))[0] * 1e6)
-
-    def observation_age_ms(self, percentile: float) -> float:
-        """Percentile of the sensor data's age at the tick [ms] (NaN before it was known)."""
-        return float(self.observation_age_s.percentiles((percentile,))[0] * 1e3)
-
     def summary(self) -> dict[str, float]:
         """The figures the node reports in its diagnostics (one partition per figure)."""
         qs = (50, 99)
