@@ -1,7 +1,8 @@
 """Verdicts: floors a task states for its metrics, judged in words a person can read.
 
 A command that judges (``eval``, ``robustness``, ``hil``) prints one line per check,
-``pass`` or ``FAIL`` with the figure and its floor, and exits with status 1 when any fails.
+``pass`` or ``FAIL`` with the figure and its floor, and exits with status 1 when any fails
+(3 when nothing failed but some checks could not be judged).
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ from typing import Iterable
 
 EXIT_FAIL = 1
 """Exit status of a command whose verdict is fail (2 stays for errors)."""
+EXIT_INCONCLUSIVE = 3
+"""Exit status of a command that could not judge: nothing failed, but some checks could
+not be judged (`sim2real hil` while the simulated robot stalled in every attempt)."""
 
 
 @dataclass(frozen=True)

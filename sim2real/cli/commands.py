@@ -258,5 +258,7 @@ def cmd_hil(args: argparse.Namespace) -> int:
         write_json(result)
     else:
         write(hil_view(result))
-    return verdict_line(f'hil {args.robot}', result['verdict']['passed'],
-                        hil_verdict_text(result['verdict']))
+    from sim2real.verdict import EXIT_INCONCLUSIVE
+    status = verdict_line(f'hil {args.robot}', result['verdict']['passed'],
+                          hil_verdict_text(result['verdict']))
+    return EXIT_INCONCLUSIVE if result['verdict'].get('inconclusive') else status

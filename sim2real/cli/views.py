@@ -30,8 +30,8 @@ def hil_view(result: dict) -> str:
     """The nominal flight's figures, then one row per scenario with its outcome."""
     head = (f'hil {result["robot"]}: {result["policy"]} (ROS domain {result["domain_id"]}, '
             f'node logs in {result["logs"]})')
-    rows = [(s['name'], _expectation(s['line']), 'pass' if s['passed'] else 'FAIL',
-             s['line'].partition(': ')[2]) for s in result['verdict']['scenarios']]
+    rows = [(s['name'], _expectation(s['line']), _outcome(s), s['line'].partition(': ')[2])
+            for s in result['verdict']['scenarios']]
     lines = [head, '', metrics_table(result, result['nominal_floors'], HIL_CONTEXT), '',
              table(rows, ('scenario', 'expected', 'result', 'detail'), wrap_last=True)]
     flagged = {k: v for k, v in result.get('node_ood_share', {}).items() if v > 0}
@@ -44,6 +44,13 @@ def hil_view(result: dict) -> str:
     return '\n'.join(lines)
 
 
+def _outcome(scenario: dict) -> str:
+    """'pass', 'FAIL', or 'unjudged' for a scenario that could not be judged."""
+    if scenario['passed']:
+        return 'pass'
+    return 'unjudged' if scenario.get('inconclusive') else 'FAIL'
+
+
 def _expectation(line: str) -> str:
     """'latch' of 'pass frozen_imu (latch): ...'; 'fly' for the nominal run."""
     head = line.partition(': ')[0]
@@ -51,12 +58,24 @@ def _expectation(line: str) -> str:
 
 
 def hil_verdict_text(verdict: dict) -> str:
-    """'pass: all 11 scenarios pass' or 'FAIL: 2 of 11 scenarios fail: a, b'."""
+    """'pass: all 11 scenarios pass', 'FAIL: 2 of 11 scenarios fail: a, b' (and any that
+    could not be judged), or 'INCONCLUSIVE: ...' when nothing failed but some could not be
+    judged."""
     scenarios = verdict['scenarios']
-    failed = [s['name'] for s in scenarios if not s['passed']]
-    if not failed:
+    failed = [s['name'] for s in scenarios if not s['passed'] and not s.get('inconclusive')]
+    unjudged = [s['name'] for s in scenarios if s.get('inconclusive')]
+    if not failed and not unjudged:
         return f'pass: all {len(scenarios)} scenarios pass'
-    return f'FAIL: {len(failed)} of {len(scenarios)} scenarios fail: {", ".join(failed)}'
+    why = 'the simulated robot stalled in every attempt'
+    if not failed:
+        passed = len(scenarios) - len(unjudged)
+        return (f'INCONCLUSIVE: {len(unjudged)} of {len(scenarios)} scenarios could not be '
+                f'judged ({why}): {", ".join(unjudged)}'
+                + (f'; the other {passed} pass' if passed else ''))
+    text = f'FAIL: {len(failed)} of {len(scenarios)} scenarios fail: {", ".join(failed)}'
+    if unjudged:
+        text += f'; {len(unjudged)} could not be judged ({why}): {", ".join(unjudged)}'
+    return text
 
 
 def robustness_view(report: dict) -> str:

@@ -15,7 +15,7 @@ import yaml
 
 from sim2real.assets import asset_dirs
 from sim2real.deploy.bridge.params import declared_parameters, validate
-from sim2real.hil import metrics
+from sim2real.hil import host, metrics
 from sim2real.hil.monitor import HilError, HilMonitor
 from sim2real.hil.processes import (
     node_command, NodeProcess, private_domain_id, ros_environment)
@@ -169,6 +169,13 @@ def record_overrides(record: str | Path | None) -> dict[str, str]:
 
 STALL_ATTEMPTS = 5
 """Attempts at a scenario while each failed in a run the simulated robot stalled in."""
+QUIET_S = 2.0
+"""Time the simulated robot must run without a stall of the limit before a rerun [s]."""
+QUIET_WAIT_S = 10.0
+"""Longest wait for such a quiet spell; the rerun starts then anyway [s]."""
+QUIET_BUDGET_S = 60.0
+"""Most time one `sim2real hil` waits for quiet spells in all [s]; reruns then start at
+once (a host busy for minutes would otherwise stretch a run by QUIET_WAIT_S a rerun)."""
 
 
 def stall_limit_ms(node_cfg: dict) -> float:
@@ -189,24 +196,69 @@ def fault_delay_ms(case: FaultCase, bridge_cfg: dict) -> float:
                   + float(bridge_cfg.get('fault_delay_jitter_s', 0.0)))
 
 
-def unstalled(run, stalls_since, limit_ms: float, passes) -> dict:
+def await_quiet(stalls_since, limit_ms: float, quiet_s: float = QUIET_S,
+                wait_s: float = QUIET_WAIT_S) -> float:
+    """Wait until the simulated robot has run quiet_s without a stall of limit_ms or more (a
+    busy host has passed), at most wait_s; the time waited [s]. stalls_since as in
+    unstalled."""
+    t0 = time.monotonic()
+    while True:
+        now = time.monotonic()
+        if metrics.worst_stall_ms(stalls_since(now - quiet_s)) < limit_ms or now - t0 >= wait_s:
+            return now - t0
+        time.sleep(0.1)
+
+
+class QuietWaits:
+    """The quiet-spell waits of one HIL run, QUIET_WAIT_S each and QUIET_BUDGET_S in all."""
+
+    def __init__(self, budget_s: float = QUIET_BUDGET_S, each_s: float = QUIET_WAIT_S):
+        """budget_s: all waits together [s]; each_s: one wait at most [s]."""
+        self.left_s, self.each_s = budget_s, each_s
+
+    def longest_s(self) -> float:
+        """How long the next wait may last [s]."""
+        return max(0.0, min(self.each_s, self.left_s))
+
+    def wait(self, stalls_since, limit_ms: float) -> float:
+        """await_quiet within what is left; the time waited [s]."""
+        waited = await_quiet(stalls_since, limit_ms, wait_s=self.longest_s())
+        self.left_s -= waited
+        return waited
+
+
+def unstalled(run, stalls_since, limit_ms: float, passes,
+              waits: QuietWaits | None = None) -> dict:
     """run() until an attempt can be judged: one in which the simulated robot did not stall
     limit_ms or more, or one that passes (passes(result) -> bool, the scenario's verdict)
-    although it did; at most STALL_ATTEMPTS.
+    although it did; at most STALL_ATTEMPTS, each rerun after a quiet spell (waits; None:
+    at once).
 
     stalls_since(t0) -> the (start, end) steady times [s] of each stall since t0. The last
-    run's result gets the worst stall of each attempt [ms] ('simulator_stalls_ms'); the
-    worst stall overlapping its 'judged_window_s', if it has one ('judged_window_stall_ms',
-    what fault_verdict doubts a latch or watchdog pass by); and the time stalled inside its
-    'rate_window_s' ('simulator_stalled_ms', 0 without one).
+    run's result gets the worst stall of each attempt [ms] ('simulator_stalls_ms') and the
+    share of CPU time the host withheld in each ('host_steal_shares', None where unknown:
+    sim2real.hil.host); the worst stall overlapping its 'judged_window_s', if it has one
+    ('judged_window_stall_ms', what fault_verdict doubts a latch or watchdog pass by); and
+    the time stalled inside its 'rate_window_s' ('simulator_stalled_ms', 0 without one).
     """
-    stalls = []
-    for _ in range(STALL_ATTEMPTS):
-        t0 = time.monotonic()
+    stalls, steal = [], []
+    for attempt in range(STALL_ATTEMPTS):
+        if attempt:
+            longest_s = waits.longest_s() if waits is not None else 0.0
+            log.warning('the simulated robot stalled %.1f ms (limit %.1f ms) in a failed run%s: '
+                        'scenario rerun%s', stalls[-1], limit_ms, host.steal_words(steal[-1]),
+                        f' once it runs {QUIET_S:g} s without such a stall (at most '
+                        f'{longest_s:.0f} s)' if longest_s > 0 else '')
+            if waits is not None:
+                waits.wait(stalls_since, limit_ms)
+        t0, ticks = time.monotonic(), host.cpu_ticks()
         out = run()
+        share = host.steal_share(ticks, host.cpu_ticks())
+        steal.append(None if share is None else round(share, 3))
         spans = stalls_since(t0)
         stalls.append(round(metrics.worst_stall_ms(spans), 1))
         out['simulator_stalls_ms'] = list(stalls)
+        out['host_steal_shares'] = list(steal)
         out['stall_limit_ms'] = limit_ms
         if 'judged_window_s' in out:
             out['judged_window_stall_ms'] = round(
@@ -216,8 +268,6 @@ def unstalled(run, stalls_since, limit_ms: float, passes) -> dict:
             1e3 * metrics.stalled_s(spans, *window), 1) if window else 0.0
         if stalls[-1] < limit_ms or passes(out):
             break
-        log.warning('the simulated robot stalled %.1f ms (limit %.1f ms) in a failed run: '
-                    'scenario rerun', stalls[-1], limit_ms)
     return out
 
 
@@ -227,6 +277,7 @@ def nominal_view(hil: RobotHil, run: dict) -> dict:
             'nominal_limit_violations': run['limit_violations'],
             'nominal_simulator_stalls_ms': run.get('simulator_stalls_ms', []),
             'nominal_simulator_stalled_ms': run.get('simulator_stalled_ms', 0.0),
+            'nominal_host_steal_shares': run.get('host_steal_shares', []),
             'stall_limit_ms': run.get('stall_limit_ms', math.inf)}
 
 
@@ -236,6 +287,7 @@ def run_unstalled(mon: HilMonitor, node_cfg: dict, hil: RobotHil, sc, duration_s
     simulated robot stalled (unstalled); (nominal result, {case: fault result})."""
     limit = stall_limit_ms(node_cfg)
     bound = hil.bound(sc)
+    waits = QuietWaits()
 
     def stalls_since(t0_s: float) -> list[tuple[float, float]]:
         """(start, end) steady times [s] of each stall the bridge reported since t0."""
@@ -251,7 +303,8 @@ def run_unstalled(mon: HilMonitor, node_cfg: dict, hil: RobotHil, sc, duration_s
     total = 1 + len(cases)
     tic = time.monotonic()
     first = unstalled(nominal, stalls_since, limit,
-                      lambda run: nominal_verdict(nominal_view(hil, run), bound, floors)[0])
+                      lambda run: nominal_verdict(nominal_view(hil, run), bound, floors)[0],
+                      waits)
     _progress(1, total, nominal_verdict(nominal_view(hil, first), bound, floors)[1], tic)
     faults = {}
     for number, case in enumerate(cases, start=2):
@@ -259,7 +312,7 @@ def run_unstalled(mon: HilMonitor, node_cfg: dict, hil: RobotHil, sc, duration_s
         faults[case.name] = unstalled(
             lambda c=case: hil.fault_run(mon, sc, c), stalls_since,
             max(0.0, limit - fault_delay_ms(case, sc.bridge)),
-            lambda r, c=case: fault_verdict(c.name, r, sc)[0])
+            lambda r, c=case: fault_verdict(c.name, r, sc)[0], waits)
         _progress(number, total, fault_verdict(case.name, faults[case.name], sc)[1], tic)
     return first, faults
 

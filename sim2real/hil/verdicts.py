@@ -15,9 +15,12 @@ from dataclasses import dataclass
 import math
 from typing import Iterable
 
+from sim2real.hil.host import steal_words
 from sim2real.hil.scenarios import Scenario
 from sim2real.verdict import Floor
 
+INCONCLUSIVE = 'inconclusive: '
+"""How a scenario's reasons begin when no attempt could be judged (stall_note)."""
 MAX_TICKS = 2
 """Control ticks a latch or watchdog may take once its condition holds."""
 
@@ -36,18 +39,20 @@ class NominalBound:
     """Its unit, e.g. 'm'."""
 
 
-def stall_note(stalls_ms: list[float], limit_ms: float, failed: bool) -> tuple[str, str]:
+def stall_note(stalls_ms: list[float], limit_ms: float, failed: bool,
+               steal: list[float | None] = ()) -> tuple[str, str]:
     """(reason to fail, note) for the worst simulator stall of each attempt of a scenario
     (runner.unstalled reruns one that failed while the simulated robot stalled): a reason
-    when the last attempt failed and stalled limit_ms or more (inconclusive), a note when it
-    passed although it stalled, or when an earlier attempt was rerun."""
+    when the last attempt failed and stalled limit_ms or more (INCONCLUSIVE, with the share
+    of CPU time the host withheld in it, steal), a note when it passed although it stalled,
+    or when an earlier attempt was rerun."""
     if not stalls_ms:
         return '', ''
     stalled = stalls_ms[-1] >= limit_ms
     if stalled and failed:
-        return (f'inconclusive: the simulated robot stalled {stalls_ms[-1]:.0f} ms (>= '
+        return (f'{INCONCLUSIVE}the simulated robot stalled {stalls_ms[-1]:.0f} ms (>= '
                 f'{limit_ms:.0f} ms, half the shortest sensor timeout) in all '
-                f'{len(stalls_ms)} attempts', '')
+                f'{len(stalls_ms)} attempts{steal_words(steal[-1] if steal else None)}', '')
     notes = []
     if len(stalls_ms) > 1:
         notes.append(f'rerun {len(stalls_ms) - 1}x after the simulated robot stalled '
@@ -108,7 +113,8 @@ def nominal_verdict(result: dict, bound: NominalBound,
     if own:
         reasons.append(f'{own} limit violations')
     stalled, note = stall_note(result.get('nominal_simulator_stalls_ms', []),
-                               result.get('stall_limit_ms', math.inf), bool(reasons))
+                               result.get('stall_limit_ms', math.inf), bool(reasons),
+                               result.get('nominal_host_steal_shares', []))
     if stalled:
         reasons.insert(0, stalled)
     if reasons:
@@ -157,7 +163,8 @@ def fault_verdict(name: str, r: dict, sc: Scenario) -> tuple[bool, str]:
     if not reasons and (why := stall_doubt(r)):
         reasons.append(why)
     stalled, note = stall_note(r.get('simulator_stalls_ms', []),
-                               r.get('stall_limit_ms', math.inf), bool(reasons))
+                               r.get('stall_limit_ms', math.inf), bool(reasons),
+                               r.get('host_steal_shares', []))
     if stalled:
         reasons.insert(0, stalled)
     if reasons:
@@ -167,12 +174,17 @@ def fault_verdict(name: str, r: dict, sc: Scenario) -> tuple[bool, str]:
 
 def hil_verdict(result: dict, sc: Scenario, bound: NominalBound,
                 floors: Iterable[Floor] = ()) -> dict:
-    """Every scenario's line ('lines'), each scenario's name, pass and line ('scenarios')
-    and the overall verdict."""
+    """Every scenario's line ('lines'), each scenario's name, pass, line and whether it
+    could not be judged ('scenarios'), and the overall verdict: 'passed', or
+    'inconclusive' when every scenario that did not pass could not be judged."""
     scenarios = [('nominal', *nominal_verdict(result, bound, floors))]
     scenarios += [(name, *fault_verdict(name, r, sc))
                   for name, r in result.get('faults', {}).items()]
-    return {'passed': all(ok for _, ok, _ in scenarios),
+    rows = [{'name': name, 'passed': ok, 'line': line,
+             'inconclusive': not ok and line.partition(': ')[2].startswith(INCONCLUSIVE)}
+            for name, ok, line in scenarios]
+    failed = [row for row in rows if not row['passed']]
+    return {'passed': not failed,
+            'inconclusive': bool(failed) and all(row['inconclusive'] for row in failed),
             'lines': [line for _, _, line in scenarios],
-            'scenarios': [{'name': name, 'passed': ok, 'line': line}
-                          for name, ok, line in scenarios]}
+            'scenarios': rows}

@@ -93,3 +93,47 @@ def test_the_operators_command_keeps_its_rate_while_the_intake_is_held_up(monito
     finally:
         operator.close()
         listener.destroy_node()
+
+
+@pytest.fixture
+def enable_service(hil_monitor):
+    """A /policy_node/enable service answering from a list of (success, message) in turn
+    (the last one repeated), spun in its own thread; (monitor, calls answered)."""
+    from rclpy.executors import SingleThreadedExecutor
+    from std_srvs.srv import SetBool
+    node = rclpy.create_node('policy_node')
+    answers, calls = [], []
+
+    def answer(request, response):
+        response.success, response.message = answers[min(len(calls), len(answers) - 1)]
+        calls.append(request.data)
+        return response
+    node.create_service(SetBool, '/policy_node/enable', answer)
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    thread = threading.Thread(target=executor.spin, daemon=True)
+    thread.start()
+    yield hil_monitor, answers, calls
+    executor.shutdown()
+    thread.join(5.0)
+    node.destroy_node()
+
+
+def test_an_enable_refused_for_stale_data_is_asked_again_and_others_are_not(enable_service):
+    """Refused twice for 'stale:imu' (a stalled machine), then granted: enabled after the
+    third call. Always stale: HilError after stale_wait_s (0.5 s). Refused for another
+    reason: HilError at the first call, naming it."""
+    mon, answers, calls = enable_service
+    answers[:] = [(False, 'stale:imu (last imu message 0.0635 s ago)')] * 2 + [(True, 'on')]
+    assert mon.enable(True) == 'on' and len(calls) == 3 and mon.enabled_s is not None
+    answers[:] = [(False, 'stale:odom (no odom message yet)')]
+    calls.clear()
+    t0 = time.monotonic()
+    with pytest.raises(HilError, match=r'refused enable\(True\): stale:odom'):
+        mon.enable(True, stale_wait_s=0.5)
+    assert 0.5 <= time.monotonic() - t0 < 2.0 and 3 <= len(calls) <= 5
+    answers[:] = [(False, 'estop latched: call ~/estop to clear')]
+    calls.clear()
+    with pytest.raises(HilError, match='estop latched'):
+        mon.enable(True)
+    assert len(calls) == 1

@@ -94,6 +94,76 @@ def test_a_stalled_simulator_is_inconclusive_not_a_policy_failure():
     assert stall_note([0.0], 25.0, False) == ('', '') and stall_note([], 25.0, True) == ('', '')
     assert stall_note([30.0], 25.0, True)[0].startswith('inconclusive')
     assert stall_note([10.0], 25.0, True) == ('', '')   # a failure without a stall is plain
+    # the host's share of CPU time withheld in the last attempt, where there is any to speak of
+    assert stall_note([30.0, 40.0], 25.0, True, [0.31, 0.24])[0].endswith(
+        'in all 2 attempts (the host withheld 24% of the CPU time)')
+    assert stall_note([30.0], 25.0, True, [0.004])[0].endswith('in all 1 attempts')
+    assert stall_note([30.0], 25.0, True, [None])[0].endswith('in all 1 attempts')
+
+
+def test_a_verdict_whose_only_failures_could_not_be_judged_is_inconclusive():
+    """Nominal passes, one fault fails outright, one stalled in every attempt: FAIL naming
+    the first and, apart, the unjudged one (exit 1). Without the outright failure:
+    INCONCLUSIVE (exit 3), the others counted as passing; all pass: pass."""
+    from sim2real.cli.views import hil_verdict_text
+    good = {'nominal_states': ['active'], 'hover_error_m': 0.04, 'nominal_limit_violations': 0}
+    unjudged = _fault(expect='latch', fallback=True, ticks_to_safe=-1, recovered_safe=False,
+                      simulator_stalls_ms=[80.0, 60.0], stall_limit_ms=25.0)
+    crashed = _fault(recovered_safe=False, crashed=True)
+    verdict = hil_verdict(dict(good, faults={'nan_imu': unjudged, 'delay': crashed,
+                                             'drop': _fault()}), SC, hover_bound(SC))
+    assert [s['inconclusive'] for s in verdict['scenarios']] == [False, True, False, False]
+    assert not verdict['passed'] and not verdict['inconclusive']
+    assert hil_verdict_text(verdict) == (
+        'FAIL: 1 of 4 scenarios fail: delay; 1 could not be judged (the simulated robot '
+        'stalled in every attempt): nan_imu')
+    verdict = hil_verdict(dict(good, faults={'nan_imu': unjudged, 'drop': _fault()}), SC,
+                          hover_bound(SC))
+    assert not verdict['passed'] and verdict['inconclusive']
+    assert hil_verdict_text(verdict) == (
+        'INCONCLUSIVE: 1 of 3 scenarios could not be judged (the simulated robot stalled in '
+        'every attempt): nan_imu; the other 2 pass')
+    verdict = hil_verdict(dict(good, faults={'drop': _fault()}), SC, hover_bound(SC))
+    assert verdict['passed'] and not verdict['inconclusive']
+    assert hil_verdict_text(verdict) == 'pass: all 2 scenarios pass'
+
+
+def test_a_rerun_waits_for_a_quiet_spell_of_the_simulated_robot():
+    """Stall events (90 ms, limit 25) until 0.3 s after the call: await_quiet returns once
+    the last 0.2 s hold none, after about 0.5 s; a robot that keeps stalling is waited for
+    only wait_s (0.4 s)."""
+    import time
+
+    from sim2real.hil.runner import await_quiet
+    t0 = time.monotonic()
+
+    def stalls_until(end_s):
+        """stalls_since over a stall ending every 50 ms until end_s after t0."""
+        def since(t_s):
+            now = time.monotonic()
+            ends = [t0 + 0.05 * k for k in range(int(20 * min(now - t0, end_s)) + 1)]
+            return [(end - 0.09, end) for end in ends if end >= t_s]
+        return since
+    waited = await_quiet(stalls_until(0.3), 25.0, quiet_s=0.2, wait_s=5.0)
+    assert 0.45 <= waited <= 1.0, waited
+    t0 = time.monotonic()
+    waited = await_quiet(stalls_until(60.0), 25.0, quiet_s=0.2, wait_s=0.4)
+    assert 0.4 <= waited <= 0.6, waited
+
+
+def test_quiet_waits_stop_when_the_run_has_spent_its_budget():
+    """A 0.5 s budget of 0.4 s waits on a robot that keeps stalling: 0.4 s, then 0.1 s,
+    then none; unstalled with those waits still makes every attempt (STALL_ATTEMPTS)."""
+    import time
+
+    from sim2real.hil.runner import QuietWaits, STALL_ATTEMPTS, unstalled
+    stalling = lambda _t0: [(time.monotonic() - 0.1, time.monotonic())]  # noqa: E731
+    waits = QuietWaits(budget_s=0.5, each_s=0.4)
+    assert [round(waits.wait(stalling, 25.0), 1) for _ in range(3)] == [0.4, 0.1, 0.0]
+    runs = []
+    out = unstalled(lambda: runs.append(1) or {}, stalling, 25.0, lambda r: False,
+                    QuietWaits(budget_s=0.3, each_s=0.2))
+    assert len(runs) == STALL_ATTEMPTS and len(out['simulator_stalls_ms']) == STALL_ATTEMPTS
 
 
 def test_a_stalled_pass_stands_only_where_the_stall_cannot_have_made_it():

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from sim2real.deploy.record.reader import decode, read_log
+from tests.system.hil_judged import assert_judged
 from tests.system.replay_check import assert_replays_exactly
 from tests.system.test_cli import json_line, run_cli
 
@@ -21,11 +22,11 @@ POLICY = ROOT / 'policies' / 'quadrotor_hover.onnx'
 def flight(tmp_path_factory) -> Path:
     """A recorded HIL flight of the shipped hover policy: nominal, nan_imu, frozen_odom."""
     root = tmp_path_factory.mktemp('flight')
-    result = json_line(run_cli('hil', 'quadrotor', '--policy', POLICY, '--faults',
-                               'nan_imu,frozen_odom', '--duration', '3', '--record',
-                               root / 'rec', '--log-dir', root / 'logs', '--json',
-                               cwd=root).stdout)
-    assert result['verdict']['passed']
+    proc = run_cli('hil', 'quadrotor', '--policy', POLICY, '--faults', 'nan_imu,frozen_odom',
+                   '--duration', '3', '--record', root / 'rec', '--log-dir', root / 'logs',
+                   '--json', cwd=root, expect=None)
+    assert_judged(proc)
+    result = json_line(proc.stdout)
     (record,) = result['records']
     assert [Path(p).parent.name for p in result['truth_records']] == ['sim_bridge']
     return Path(record)

@@ -11,7 +11,9 @@ import sys
 
 import pytest
 
+from sim2real.cli.views import hil_verdict_text
 from sim2real.hil.processes import node_command, private_domain_id, ros_environment
+from tests.system.hil_judged import assert_judged, judged_faults, skip_unless_judged
 
 ROOT = Path(__file__).resolve().parents[2]
 POLICY = ROOT / 'policies' / 'quadrotor_hover.onnx'
@@ -19,10 +21,13 @@ PARAMS = ROOT / 'config' / 'quadrotor.yaml'
 
 
 def _run(*args: str, timeout_s: float) -> subprocess.CompletedProcess:
-    """Run the CLI in a fresh process; it must exit 0."""
+    """Run the CLI in a fresh process; it must exit 0 (`hil`: or judge nothing failed)."""
     out = subprocess.run([sys.executable, '-m', 'sim2real.cli.main', *args],
                          capture_output=True, text=True, timeout=timeout_s, cwd=ROOT)
-    assert out.returncode == 0, out.stderr[-3000:]
+    if args[0] == 'hil':
+        assert_judged(out)
+    else:
+        assert out.returncode == 0, out.stderr[-3000:]
     return out
 
 
@@ -47,15 +52,15 @@ def hil_result(hil_proc) -> dict:
 
 @pytest.mark.slow
 def test_hil_reports_each_scenario_as_it_ends(hil_proc, hil_result):
-    """One 'scenario k/N (T s): pass name ...' line per scenario on stderr, in order, before
-    the verdict line, which counts them."""
+    """One 'scenario k/N (T s): pass name ...' line per scenario on stderr, in order ('FAIL'
+    for one that could not be judged), before the verdict line, which counts them."""
     names = [s['name'] for s in hil_result['verdict']['scenarios']]
     said = [line.split(' scenario ', 1)[1].split() for line in hil_proc.stderr.splitlines()
-            if ' scenario ' in line and ' s): pass ' in line]
+            if ' scenario ' in line and (' s): pass ' in line or ' s): FAIL ' in line)]
     assert [(words[0], words[4].rstrip(':')) for words in said] == [
         (f'{k}/{len(names)}', name) for k, name in enumerate(names, start=1)]
     assert hil_proc.stderr.splitlines()[-1] == (
-        f'verdict hil quadrotor: pass: all {len(names)} scenarios pass')
+        f'verdict hil quadrotor: {hil_verdict_text(hil_result["verdict"])}')
 
 
 @pytest.fixture(scope='module')
@@ -68,6 +73,7 @@ def eval_result():
 def test_policy_hovers_through_node_and_bridge_as_well_as_in_training(hil_result, eval_result):
     """HIL hover error <= 1.5x the training-env eval error; rate >= 98 % of target
     outside simulator stalls."""
+    skip_unless_judged(hil_result, 'nominal')
     assert hil_result['hover_error_m'] <= 1.5 * eval_result['position_error_m'], (
         hil_result, eval_result)
     # outside the time the simulated robot stalled: a machine stopping every process
@@ -82,21 +88,25 @@ def test_every_fault_ends_safe_within_two_ticks_without_violations(hil_result):
     """Each injected fault: recovered_safe, ticks_to_safe <= 2, zero limit violations, the
     motors never off in the air; one glitched odometry sample with a 30 ms gap after it does
     not cut the motors, and a world-frame twist latches 'odom_twist'."""
-    faults = hil_result['faults']
-    assert set(faults) == {'drop', 'delay', 'frozen_odom', 'frozen_imu', 'nan_odom',
-                           'nan_imu', 'latency_spike', 'command_loss', 'glitch_odom',
-                           'twist_frame_odom'}
+    assert set(hil_result['faults']) == {
+        'drop', 'delay', 'frozen_odom', 'frozen_imu', 'nan_odom', 'nan_imu', 'latency_spike',
+        'command_loss', 'glitch_odom', 'twist_frame_odom'}
+    faults = judged_faults(hil_result)
     assert not any(outcome['motors_off_in_air'] for outcome in faults.values())
-    assert faults['twist_frame_odom']['fallback_reason'] == 'odom_twist'
-    assert not faults['glitch_odom']['crashed']
+    if 'twist_frame_odom' in faults:
+        assert faults['twist_frame_odom']['fallback_reason'] == 'odom_twist'
+    if 'glitch_odom' in faults:
+        assert not faults['glitch_odom']['crashed']
     for name, outcome in faults.items():
         assert outcome['recovered_safe'], (name, outcome)
         assert 0 <= outcome['ticks_to_safe'] <= 2, (name, outcome)
         assert outcome['limit_violations'] == 0, (name, outcome)
-    for name in ('frozen_odom', 'frozen_imu', 'nan_odom', 'nan_imu', 'latency_spike'):
+    for name in {'frozen_odom', 'frozen_imu', 'nan_odom', 'nan_imu', 'latency_spike'} & set(
+            faults):
         assert faults[name]['fallback'], (name, faults[name])
     assert hil_result['limit_violations'] == 0
-    assert hil_result['verdict']['passed'] and len(hil_result['verdict']['lines']) == 11
+    verdict = hil_result['verdict']
+    assert (verdict['passed'] or verdict['inconclusive']) and len(verdict['lines']) == 11
 
 
 @pytest.mark.slow
@@ -106,6 +116,7 @@ def test_sensor_age_is_measured_and_the_delay_fault_adds_its_10_to_15_ms(hil_res
     least 8 ms more at the p99 of the flight with the delay fault (10 ms + U(0, 5) ms on
     every message for its last 1.2 s, after 1.5 s without). Against the nominal p50, not
     its p99 as before: a weaker check (by a few ms) that a stalled machine cannot fail."""
+    skip_unless_judged(hil_result, 'nominal', 'delay')
     nominal = hil_result['observation_age_p50_ms']
     assert 0.0 < nominal < 10.0, hil_result
     assert hil_result['faults']['delay']['observation_age_p99_ms'] >= nominal + 8.0

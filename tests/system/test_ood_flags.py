@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.system.hil_judged import assert_judged
 from tests.system.test_cli import json_line, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,9 +21,10 @@ TERMS = ['ang_vel_b', 'projected_gravity', 'velocity_command', 'joint_pos_rel', 
 def _walk(tmp_path: Path, name: str, *bridge: str) -> tuple[dict, dict]:
     """A recorded nominal HIL walk (no faults) and the replay of its log: both JSONs."""
     sets = [arg for value in bridge for arg in ('--bridge', value)]
-    hil = json_line(run_cli('hil', 'quadruped', '--policy', POLICY, '--faults', 'none',
-                            '--duration', '5', '--record', tmp_path / name, *sets, '--json',
-                            cwd=tmp_path).stdout)
+    proc = run_cli('hil', 'quadruped', '--policy', POLICY, '--faults', 'none', '--duration',
+                   '5', '--record', tmp_path / name, *sets, '--json', cwd=tmp_path, expect=None)
+    assert_judged(proc)
+    hil = json_line(proc.stdout)
     replayed = json_line(run_cli('replay', tmp_path / name / 'policy_node', '--json',
                                  cwd=tmp_path).stdout)
     assert replayed['max_abs_command_diff'] <= 1e-6
