@@ -8,6 +8,7 @@ the robot fell.
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Callable
 
@@ -19,14 +20,24 @@ from sim2real.hil.monitor import HilError, HilMonitor
 from sim2real.hil.scenarios import (
     condition_time, FaultCase, is_number, judged_window, Scenario, watchdog_trip_s)
 
+log = logging.getLogger(__name__)
+
+STALLED_ARM_S = 5.0
+"""How long an enable refused for stale data just after a stall of the simulated robot is
+asked again [s]; a stream that is really gone stays refused."""
+STALL_LOOKBACK_S = 1.0
+"""How recent that stall must be [s] (its event reaches the monitor after the stall)."""
+
 
 def arm(mon: HilMonitor, transient: tuple[str, ...], timeout_s: float) -> float:
     """Enable the node; the steady time of the accepted enable [s].
 
     A refusal the node marks as DDS discovery (a stream not heard from since its start,
     DISCOVERY_HINT: the node stops saying so DISCOVERY_S after its start) is retried every
-    50 ms for as long as the node says so, whatever the robot; one for a reason containing
-    one of transient (the last samples of the previous scenario's fault) until timeout_s.
+    50 ms for as long as the node says so, whatever the robot; one for stale data within
+    STALL_LOOKBACK_S of a stall of the simulated robot (a stalled machine: every stream late
+    at once) for up to STALLED_ARM_S; one for a reason containing one of transient (the last
+    samples of the previous scenario's fault) until timeout_s.
     """
     t_start = time.monotonic()
     while True:
@@ -37,8 +48,12 @@ def arm(mon: HilMonitor, transient: tuple[str, ...], timeout_s: float) -> float:
         except HilError as exc:
             waited_s = t_enable - t_start
             discovery = DISCOVERY_HINT in str(exc) and waited_s <= DISCOVERY_S
-            if not discovery and not (any(k in str(exc) for k in transient)
-                                      and waited_s <= timeout_s):
+            stalled = ('stale:' in str(exc) and waited_s <= STALLED_ARM_S and bool(
+                mon.events_since(time.monotonic() - STALL_LOOKBACK_S, 'stall')))
+            if stalled:
+                log.warning('%s, just after the simulated robot stalled: asking again', exc)
+            listed = any(k in str(exc) for k in transient) and waited_s <= timeout_s
+            if not (discovery or stalled or listed):
                 raise
             time.sleep(0.05)
 

@@ -50,11 +50,6 @@ SPIN_TIMEOUT_S = 0.01
 itself [s]."""
 SLOW_SPIN_S = 0.2
 """An intake round of the monitor's thread longer than this is logged (its figures lag)."""
-ENABLE_STALE_WAIT_S = 5.0
-"""How long an enable the node refuses for stale data is asked again [s]: a stalled machine
-makes every stream late at once for tens of milliseconds; a missing sensor stays refused."""
-ENABLE_RETRY_S = 0.2
-"""Pause between those requests [s]."""
 
 
 class HilError(RuntimeError):
@@ -277,17 +272,9 @@ class HilMonitor(Node):
         self.wait_for(future.done, timeout_s, f'an answer from {client.srv_name}')
         return future.result()
 
-    def enable(self, on: bool = True, stale_wait_s: float = ENABLE_STALE_WAIT_S) -> str:
-        """policy_node/enable; HilError when the node refuses. A refusal for stale data
-        (a stalled machine: every stream late at once) is asked again for up to
-        stale_wait_s."""
-        deadline = time.monotonic() + stale_wait_s
+    def enable(self, on: bool = True) -> str:
+        """policy_node/enable; HilError when the node refuses."""
         answer = self._call(self._enable, SetBool.Request(data=on))
-        while (not answer.success and answer.message.startswith('stale:')
-               and time.monotonic() < deadline):
-            log.warning('policy_node refused enable(%s): %s; asking again', on, answer.message)
-            time.sleep(ENABLE_RETRY_S)
-            answer = self._call(self._enable, SetBool.Request(data=on))
         if not answer.success:
             raise HilError(f'policy_node refused enable({on}): {answer.message}')
         if on:

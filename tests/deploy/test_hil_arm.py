@@ -102,3 +102,25 @@ def test_a_transient_reason_is_retried_only_for_the_robots_time(ros):
         assert service.calls >= 3
     finally:
         service.close()
+
+
+def test_a_stale_refusal_just_after_a_simulator_stall_is_asked_again(ros):
+    """A node past discovery refusing 'stale:joint_state' (the quadrotor's profile lists no
+    stale reason): with the bridge's 'stall' event just received, arm asks again until the
+    stream is back (0.6 s later); without one, the refusal ends the run at its first answer
+    (test_a_stream_silent_past_discovery_is_an_error_at_once)."""
+    from std_msgs.msg import String
+    node = rclpy.create_node('sim_bridge')
+    events = node.create_publisher(String, '/sim_bridge/events', 10)
+    service = EnableService(time.monotonic() - DISCOVERY_S - 1.0)
+    try:
+        events.publish(String(data='{"event": "stall", "fault": "", "lag_ms": 70.0, '
+                                   f'"monotonic_s": {time.monotonic()}}}'))
+        ros.wait_for(lambda: ros.events_since(0.0, 'stall'), 5.0, 'the stall event')
+        t0 = time.monotonic()
+        threading.Timer(0.6, service.receive).start()
+        t_enable = arm(ros, ('odom_twist',), 0.2)
+        assert 0.6 <= t_enable - t0 < 1.0 and service.calls > 5
+    finally:
+        service.close()
+        node.destroy_node()
