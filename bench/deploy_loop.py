@@ -38,6 +38,7 @@ import onnx
 
 from bench.common import OUT_DIR, report, write_results
 from sim2real.contract import CONTRACT_KEY
+from sim2real.hil import host
 from sim2real.hil.processes import NodeProcess, node_command, ros_environment
 
 log = logging.getLogger('bench.deploy_loop')
@@ -305,7 +306,9 @@ def measure(kind: str, client: BenchClient, setup: Setup) -> dict:
         children = _children(node.proc.pid)
         busy0_s, own0_s = _cpu_s(pids)
         node0_s, children0_s = _process_cpu_s(pids[0]), sum(map(_process_cpu_s, children))
+        ticks0 = host.cpu_ticks()
         client.spin_for(setup.window_s)
+        steal = host.steal_share(ticks0, host.cpu_ticks())
         busy1_s, own1_s = _cpu_s(pids)
         node1_s, children1_s = _process_cpu_s(pids[0]), sum(map(_process_cpu_s, children))
         out['threads'] = {'node': thread_policies(node.proc.pid),
@@ -320,6 +323,8 @@ def measure(kind: str, client: BenchClient, setup: Setup) -> dict:
         # the node alone, and its child processes (the flight recorder's writer)
         out['cpu_cores_node'] = (node1_s - node0_s) / span_s
         out['cpu_cores_node_children'] = (children1_s - children0_s) / span_s
+        # CPU time the host withheld from this virtual machine (every process stops)
+        out['host_steal_share'] = steal if steal is not None else float('nan')
     except NodeFailed as exc:
         out.update(error=str(exc), log_tail=node.tail() if node else '')
         return out
@@ -353,7 +358,8 @@ def _loop_line(name: str, fig: dict) -> None:
            f"load {load.get('messages_per_s', 0):.0f} msg/s, CPU cores busy: bench "
            f"{fig.get('cpu_cores_bench', 0):.2f} (node {fig.get('cpu_cores_node', 0):.2f}, "
            f"its children {fig.get('cpu_cores_node_children', 0):.2f}) others "
-           f"{fig.get('cpu_cores_other', 0):.2f}"
+           f"{fig.get('cpu_cores_other', 0):.2f}, host steal "
+           f"{fig.get('host_steal_share', float('nan')):.1%}"
            + (f", woke late p50 {fig['wake_late_p50_ms']:.3f} ms p99 "
               f"{fig['wake_late_p99_ms']:.3f} ms, tick p50 {fig['tick_duration_p50_ms']:.3f} "
               f"ms p99 {fig['tick_duration_p99_ms']:.3f} ms" if 'wake_late_p99_ms' in fig
@@ -369,7 +375,8 @@ def _combine(runs: list[dict]) -> dict:
     if len(runs) == 1 or not good:
         return dict(runs[-1])
     keys = FIGURES + LOOP_FIGURES + ('cpu_cores_bench', 'cpu_cores_other',
-                                     'cpu_cores_node', 'cpu_cores_node_children')
+                                     'cpu_cores_node', 'cpu_cores_node_children',
+                                     'host_steal_share')
     out = {k: float(np.median([r[k] for r in good if k in r])) for k in keys
            if any(k in r for r in good)}
     for k in RECORD_FIGURES:   # the recorder's counts over every window

@@ -14,6 +14,11 @@ PROC_STAT = Path('/proc/stat')
 STEAL_FIELD = 8
 """Position of `steal` on the `cpu` line of /proc/stat (after user, nice, system, idle,
 iowait, irq, softirq)."""
+DISTURBED_SHARE = 0.10
+"""A HIL attempt during which the host withheld this share of CPU time or more cannot be
+judged on timing, like one the simulated robot stalled in (runner.unstalled): stalls under
+the stall limit, many of them, add up (a walking quadruped fell over at 24 % steal with no
+single stall over 25 ms)."""
 STEAL_WORTH_SAYING = 0.02
 """Smallest withheld share steal_words names (a host that is not overcommitted shows ~0)."""
 
@@ -45,3 +50,8 @@ def steal_words(share: float | None) -> str:
     if share is None or share < STEAL_WORTH_SAYING:
         return ''
     return f' (the host withheld {share:.0%} of the CPU time)'
+
+
+def disturbed(share: float | None) -> bool:
+    """The host withheld DISTURBED_SHARE of the CPU time or more (False where unknown)."""
+    return share is not None and share >= DISTURBED_SHARE

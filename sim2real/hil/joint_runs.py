@@ -23,8 +23,8 @@ from sim2real.hil.scenarios import (
 log = logging.getLogger(__name__)
 
 STALLED_ARM_S = 5.0
-"""How long an enable refused for stale data just after a stall of the simulated robot is
-asked again [s]; a stream that is really gone stays refused."""
+"""How long an enable refused just after a stall of the simulated robot is asked again [s];
+a stream that is really gone stays refused."""
 STALL_LOOKBACK_S = 1.0
 """How recent that stall must be [s] (its event reaches the monitor after the stall)."""
 
@@ -34,12 +34,13 @@ def arm(mon: HilMonitor, transient: tuple[str, ...], timeout_s: float) -> float:
 
     A refusal the node marks as DDS discovery (a stream not heard from since its start,
     DISCOVERY_HINT: the node stops saying so DISCOVERY_S after its start) is retried every
-    50 ms for as long as the node says so, whatever the robot; one for stale data within
-    STALL_LOOKBACK_S of a stall of the simulated robot (a stalled machine: every stream late
-    at once) for up to STALLED_ARM_S; one for a reason containing one of transient (the last
-    samples of the previous scenario's fault) until timeout_s.
+    50 ms for as long as the node says so, whatever the robot; one within STALL_LOOKBACK_S
+    of a stall of the simulated robot (a stalled machine: every stream late at once, a robot
+    still shaken by the physics catching up) for up to STALLED_ARM_S; one for a reason
+    containing one of transient (the last samples of the previous scenario's fault) until
+    timeout_s.
     """
-    t_start = time.monotonic()
+    t_start, said = time.monotonic(), False
     while True:
         t_enable = time.monotonic()
         try:
@@ -48,10 +49,11 @@ def arm(mon: HilMonitor, transient: tuple[str, ...], timeout_s: float) -> float:
         except HilError as exc:
             waited_s = t_enable - t_start
             discovery = DISCOVERY_HINT in str(exc) and waited_s <= DISCOVERY_S
-            stalled = ('stale:' in str(exc) and waited_s <= STALLED_ARM_S and bool(
-                mon.events_since(time.monotonic() - STALL_LOOKBACK_S, 'stall')))
-            if stalled:
+            stalled = waited_s <= STALLED_ARM_S and bool(
+                mon.events_since(time.monotonic() - STALL_LOOKBACK_S, 'stall'))
+            if stalled and not said:
                 log.warning('%s, just after the simulated robot stalled: asking again', exc)
+                said = True
             listed = any(k in str(exc) for k in transient) and waited_s <= timeout_s
             if not (discovery or stalled or listed):
                 raise

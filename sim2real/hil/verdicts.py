@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import math
 from typing import Iterable
 
-from sim2real.hil.host import steal_words
+from sim2real.hil.host import disturbed, DISTURBED_SHARE, steal_words
 from sim2real.hil.scenarios import Scenario
 from sim2real.verdict import Floor
 
@@ -42,23 +42,29 @@ class NominalBound:
 def stall_note(stalls_ms: list[float], limit_ms: float, failed: bool,
                steal: list[float | None] = ()) -> tuple[str, str]:
     """(reason to fail, note) for the worst simulator stall of each attempt of a scenario
-    (runner.unstalled reruns one that failed while the simulated robot stalled): a reason
-    when the last attempt failed and stalled limit_ms or more (INCONCLUSIVE, with the share
-    of CPU time the host withheld in it, steal), a note when it passed although it stalled,
+    and the share of CPU time the host withheld in it (steal; runner.unstalled reruns one
+    that failed while the simulated robot stalled or the host was disturbed): a reason when
+    the last attempt failed so (INCONCLUSIVE), a note when it passed although it stalled,
     or when an earlier attempt was rerun."""
     if not stalls_ms:
         return '', ''
-    stalled = stalls_ms[-1] >= limit_ms
-    if stalled and failed:
-        return (f'{INCONCLUSIVE}the simulated robot stalled {stalls_ms[-1]:.0f} ms (>= '
-                f'{limit_ms:.0f} ms, half the shortest sensor timeout) in all '
-                f'{len(stalls_ms)} attempts{steal_words(steal[-1] if steal else None)}', '')
+    share = steal[-1] if steal else None
+    stalled, stolen = stalls_ms[-1] >= limit_ms, disturbed(share)
+    if (stalled or stolen) and failed:
+        stall = (f'the simulated robot stalled {stalls_ms[-1]:.0f} ms (>= {limit_ms:.0f} ms, '
+                 'half the shortest sensor timeout)' if stalled else
+                 f'the simulated robot stalled up to {stalls_ms[-1]:.0f} ms')
+        why = (f' and the host withheld {share:.0%} of the CPU time (>= {DISTURBED_SHARE:.0%})'
+               if stolen else steal_words(share))
+        return f'{INCONCLUSIVE}{stall}{why} in all {len(stalls_ms)} attempts', ''
     notes = []
     if len(stalls_ms) > 1:
         notes.append(f'rerun {len(stalls_ms) - 1}x after the simulated robot stalled '
                      f'{max(stalls_ms[:-1]):.0f} ms')
     if stalled:
         notes.append(f'passed although the simulated robot stalled {stalls_ms[-1]:.0f} ms')
+    elif stolen:
+        notes.append(f'passed although the host withheld {share:.0%} of the CPU time')
     return '', f' ({"; ".join(notes)})' if notes else ''
 
 

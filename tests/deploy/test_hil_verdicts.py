@@ -95,10 +95,17 @@ def test_a_stalled_simulator_is_inconclusive_not_a_policy_failure():
     assert stall_note([30.0], 25.0, True)[0].startswith('inconclusive')
     assert stall_note([10.0], 25.0, True) == ('', '')   # a failure without a stall is plain
     # the host's share of CPU time withheld in the last attempt, where there is any to speak of
-    assert stall_note([30.0, 40.0], 25.0, True, [0.31, 0.24])[0].endswith(
-        'in all 2 attempts (the host withheld 24% of the CPU time)')
-    assert stall_note([30.0], 25.0, True, [0.004])[0].endswith('in all 1 attempts')
-    assert stall_note([30.0], 25.0, True, [None])[0].endswith('in all 1 attempts')
+    assert stall_note([30.0, 40.0], 25.0, True, [0.31, 0.04])[0].endswith(
+        'timeout) (the host withheld 4% of the CPU time) in all 2 attempts')
+    assert stall_note([30.0], 25.0, True, [0.004])[0].endswith('timeout) in all 1 attempts')
+    assert stall_note([30.0], 25.0, True, [None])[0].endswith('timeout) in all 1 attempts')
+    # 10 % or more withheld: inconclusive however short each stall was (host.DISTURBED_SHARE)
+    assert stall_note([46.9, 24.5], 25.0, True, [0.283, 0.237])[0] == (
+        'inconclusive: the simulated robot stalled up to 24 ms and the host withheld 24% of '
+        'the CPU time (>= 10%) in all 2 attempts')
+    assert stall_note([24.5], 25.0, True, [0.09]) == ('', '')
+    assert stall_note([24.5], 25.0, False, [0.2]) == (
+        '', ' (passed although the host withheld 20% of the CPU time)')
 
 
 def test_a_verdict_whose_only_failures_could_not_be_judged_is_inconclusive():
@@ -227,6 +234,7 @@ def test_unstalled_reruns_only_failed_attempts_that_stalled():
     assert n == 3 and out['simulator_stalls_ms'] == [90.0, 40.0, 12.0] and not out['passed']
     out, n = attempts([(90.0, False)] * (STALL_ATTEMPTS + 1))
     assert n == STALL_ATTEMPTS and out['stall_limit_ms'] == 25.0
+    assert len(out['host_steal_shares']) == STALL_ATTEMPTS
     # a fault run's judged window: the worst stall overlapping it, 0 when none does
     stall = [(15.0, 15.09)]
     for window, inside_ms in (((14.0, 15.01), 90.0), ((15.2, 16.0), 0.0)):
@@ -297,3 +305,16 @@ def test_a_latch_with_several_answers_accepts_each_and_names_them_when_another_c
     ok, line = fault_verdict('push', _fault(**dict(run, recovered_safe=False),
                                             fallback_reason='stale:imu'), SC)
     assert not ok and 'fallback for stale:imu, not leg_odometry or tilt' in line
+
+
+def test_a_failed_attempt_the_host_withheld_a_tenth_of_the_time_from_is_rerun(monkeypatch):
+    """No stall over 5 ms, but 20 % of the CPU time withheld (host.DISTURBED_SHARE 10 %): the
+    failed attempt is rerun; the next, with 3 % withheld, is final; the shares are kept."""
+    from sim2real.hil import host
+    from sim2real.hil.runner import unstalled
+    shares = iter([0.2, 0.03])
+    monkeypatch.setattr(host, 'steal_share', lambda since, now: next(shares))
+    out = unstalled(lambda: {'passed': False}, lambda _t0: [(1.0, 1.005)], 25.0,
+                    lambda r: r['passed'])
+    assert out['simulator_stalls_ms'] == [5.0, 5.0]
+    assert out['host_steal_shares'] == [0.2, 0.03]
