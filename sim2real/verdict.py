@@ -15,7 +15,7 @@ EXIT_FAIL = 1
 """Exit status of a command whose verdict is fail (2 stays for errors)."""
 EXIT_INCONCLUSIVE = 3
 """Exit status of a command that could not judge: nothing failed, but some checks could
-not be judged (`sim2real hil` while the simulated robot stalled in every attempt)."""
+not be judged (`sim2real hil` where a stalled machine disturbed every attempt)."""
 
 
 @dataclass(frozen=True)

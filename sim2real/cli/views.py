@@ -66,7 +66,7 @@ def hil_verdict_text(verdict: dict) -> str:
     unjudged = [s['name'] for s in scenarios if s.get('inconclusive')]
     if not failed and not unjudged:
         return f'pass: all {len(scenarios)} scenarios pass'
-    why = 'the simulated robot stalled in every attempt'
+    why = 'a stalled machine disturbed every attempt'
     if not failed:
         passed = len(scenarios) - len(unjudged)
         return (f'INCONCLUSIVE: {len(unjudged)} of {len(scenarios)} scenarios could not be '

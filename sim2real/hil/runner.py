@@ -246,8 +246,9 @@ def unstalled(run, stalls_since, limit_ms: float, passes,
     for attempt in range(STALL_ATTEMPTS):
         if attempt:
             longest_s = waits.longest_s() if waits is not None else 0.0
-            log.warning('the simulated robot stalled %.1f ms (limit %.1f ms) in a failed run%s: '
-                        'scenario rerun%s', stalls[-1], limit_ms, host.steal_words(steal[-1]),
+            log.warning('a failed run in which the simulated robot stalled up to %.1f ms '
+                        '(limit %.1f ms)%s: scenario rerun%s', stalls[-1], limit_ms,
+                        host.steal_words(steal[-1]),
                         f' once it runs {QUIET_S:g} s without a stall of the limit (at most '
                         f'{longest_s:.0f} s)' if longest_s > 0 else '')
             if waits is not None:

@@ -122,13 +122,13 @@ def test_a_verdict_whose_only_failures_could_not_be_judged_is_inconclusive():
     assert [s['inconclusive'] for s in verdict['scenarios']] == [False, True, False, False]
     assert not verdict['passed'] and not verdict['inconclusive']
     assert hil_verdict_text(verdict) == (
-        'FAIL: 1 of 4 scenarios fail: delay; 1 could not be judged (the simulated robot '
-        'stalled in every attempt): nan_imu')
+        'FAIL: 1 of 4 scenarios fail: delay; 1 could not be judged (a stalled machine '
+        'disturbed every attempt): nan_imu')
     verdict = hil_verdict(dict(good, faults={'nan_imu': unjudged, 'drop': _fault()}), SC,
                           hover_bound(SC))
     assert not verdict['passed'] and verdict['inconclusive']
     assert hil_verdict_text(verdict) == (
-        'INCONCLUSIVE: 1 of 3 scenarios could not be judged (the simulated robot stalled in '
+        'INCONCLUSIVE: 1 of 3 scenarios could not be judged (a stalled machine disturbed '
         'every attempt): nan_imu; the other 2 pass')
     verdict = hil_verdict(dict(good, faults={'drop': _fault()}), SC, hover_bound(SC))
     assert verdict['passed'] and not verdict['inconclusive']

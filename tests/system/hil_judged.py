@@ -1,5 +1,5 @@
 """What a HIL system test takes from `sim2real hil`: a pass, or a verdict whose only
-non-passing scenarios could not be judged because the simulated robot stalled in every
+non-passing scenarios could not be judged because a stalled machine disturbed every
 attempt (a host withholding CPU time: exit status 3, INCONCLUSIVE), never a failed one.
 Scenarios that could not be judged are named in a warning and left out of the checks on
 outcomes; a test whose subject could not be judged is skipped, saying why."""
@@ -28,7 +28,7 @@ def unjudged(result: dict) -> set[str]:
     """The scenarios a HIL result could not judge, named in a warning."""
     names = {s['name'] for s in result['verdict']['scenarios'] if s.get('inconclusive')}
     if names:
-        warnings.warn(f'HIL could not judge {sorted(names)}: the simulated robot stalled in '
+        warnings.warn(f'HIL could not judge {sorted(names)}: a stalled machine disturbed '
                       'every attempt')
     return names
 
@@ -43,5 +43,5 @@ def skip_unless_judged(result: dict, *names: str) -> None:
     """Skip the test when HIL could not judge any of names ('nominal' or faults)."""
     missing = unjudged(result) & set(names)
     if missing:
-        pytest.skip(f'HIL could not judge {sorted(missing)}: the simulated robot stalled in '
+        pytest.skip(f'HIL could not judge {sorted(missing)}: a stalled machine disturbed '
                     'every attempt')
