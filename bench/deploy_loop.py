@@ -1,15 +1,15 @@
 """Deploy control loop: policy inference latency, and the period error of the 500 Hz loop of
 our policy node against a plain rclpy node under 1000 msg/s of sensor load.
 
-Run alone: ``.venv/bin/python -m bench.deploy_loop [--policy P] [--repeats N] [--realtime]``.
+Run alone: ``.venv/bin/python -m bench.deploy_loop [--policy P] [--repeats N] [--pairs N]
+[--realtime]``.
 Measures, in order: (1) the policy on onnxruntime (1 intra-op / 1 inter-op thread) through the
 runtime's PolicyRunner, 10,000 calls back to back, then 2,000 paced at the loop rate; (2) our
 node, ``python -m sim2real.deploy.policy_node`` (config/quadrotor.yaml, rate_hz 500) armed
 through ``/policy_node/enable``: its /diagnostics figures (statistics restart at enable),
 without its flight recorder and then with it (``record: true``; its written and dropped
-records too: the recording ratio's goal is at most 1.1 with none dropped; with repeats, the
-median of the ratios of paired windows, each recording window against the plain one just
-before it); (3) the anchor,
+records too: the recording ratio's goal is at most 1.1 with none dropped: the median of the
+ratios of --pairs back-to-back pairs of windows, their order alternating); (3) the anchor,
 bench/plain_node.py on a MultiThreadedExecutor; (4) a control: the anchor on a
 SingleThreadedExecutor (the executor's share of the difference). All run the same graph, a
 timing-only copy of the policy whose contract says policy_rate_hz 500 (the runtime refuses a
@@ -52,6 +52,10 @@ KINDS = {'policy_node': '', 'policy_node_recording': '', 'plain_rclpy': 'multi',
 (MultiThreadedExecutor), the anchor on one thread."""
 FIGURES = ('achieved_rate_hz', 'period_error_p50_ms', 'period_error_p99_ms',
            'inference_p50_us', 'inference_p99_us', 'ticks')
+PAIRS = 10
+"""Pairs of windows of our node without and with its recorder: one 10 s window's p99 swings
+by half between identical windows on a shared 2-core machine, so the recorder's ratio is
+the median over this many pairs."""
 SATURATED_CORES = 0.85
 """CPU cores of the node (its single loop thread and DDS's threads) past which its loop is
 taken as CPU-bound: late ticks then come from queueing, not from what a tick costs."""
@@ -403,18 +407,33 @@ def _measure_valid(kind: str, client: BenchClient, setup: Setup) -> dict:
     return dict(measure(kind, client, setup), first_attempt=out)
 
 
+def round_kinds(index: int, repeats: int) -> list[str]:
+    """The windows of round index: our node without and with its recorder, in an order
+    that alternates from round to round (neither always follows the anchors nor the other
+    one), then the anchors in the first `repeats` rounds."""
+    ours = ['policy_node', 'policy_node_recording'][::1 if index % 2 == 0 else -1]
+    return ours + ([k for k in KINDS if not k.startswith('policy_node')]
+                   if index < repeats else [])
+
+
 def deploy_loop(policy: str | None = None, rate_hz: float = 500.0, window_s: float = 10.0,
-                calls: int = 10_000, repeats: int = 1, realtime: bool = False) -> dict:
+                calls: int = 10_000, repeats: int = 1, realtime: bool = False,
+                pairs: int = 1) -> dict:
     """Measure inference latency and the loops; print, write deploy_loop.json, return all.
 
-    repeats > 1 alternates the nodes' windows that many times and keeps the medians;
-    realtime runs every process under SCHED_FIFO (where allowed), as the HIL does.
+    repeats > 1 alternates the nodes' windows that many times and keeps the medians; our
+    node is measured without and with its recorder in max(repeats, pairs) back-to-back
+    pairs of windows; realtime runs every process under SCHED_FIFO (where allowed), as the
+    HIL does.
     """
+    if repeats < 1 or pairs < 1:
+        raise ValueError(f'repeats and pairs must be at least 1, got {repeats} and {pairs}')
     WORK_DIR.mkdir(parents=True, exist_ok=True)
     path, source = resolve_policy(policy)
     timing = timing_variant(path, WORK_DIR / f'policy_{rate_hz:g}hz.onnx', rate_hz)
     out = {'policy': str(path), 'policy_source': source, 'timing_policy': str(timing),
            'rate_hz': rate_hz, 'window_s': window_s, 'repeats': repeats,
+           'recording_pairs': max(repeats, pairs),
            'scheduling': 'SCHED_FIFO where allowed' if realtime else 'default (SCHED_OTHER)',
            'cpus': os.cpu_count(), 'loadavg_1m_start': os.getloadavg()[0],
            'load_source': 'python -m bench.plain_node load (odom + imu at rate_hz each)'}
@@ -430,15 +449,15 @@ def deploy_loop(policy: str | None = None, rate_hz: float = 500.0, window_s: flo
     with ros_domain(domain_id):
         client = BenchClient()
         try:
-            for _ in range(repeats):
-                for kind, kind_runs in runs.items():
-                    kind_runs.append(_measure_valid(kind, client, setup))
-                    _loop_line(f'deploy_loop[{kind}]', kind_runs[-1])
+            for index in range(max(repeats, pairs)):
+                for kind in round_kinds(index, repeats):
+                    runs[kind].append(_measure_valid(kind, client, setup))
+                    _loop_line(f'deploy_loop[{kind}]', runs[kind][-1])
         finally:
             client.close()
     for kind, kind_runs in runs.items():
         out[kind] = _combine(kind_runs)
-        if repeats > 1:
+        if len(kind_runs) > 1:
             _loop_line(f'deploy_loop[{kind}] median', out[kind])
     ours, ratios = out['policy_node'], {}
     for kind, key in (('plain_rclpy', 'plain'), ('plain_rclpy_single', 'plain_single')):
@@ -449,7 +468,7 @@ def deploy_loop(policy: str | None = None, rate_hz: float = 500.0, window_s: flo
                    f"{ratios[f'loop_period_error_p99_{key}_vs_node']:.2f} (> 1: ours steadier)")
     recording = out.get('policy_node_recording', {})
     if ours.get('period_error_p99_ms') and recording.get('period_error_p99_ms'):
-        # paired windows (the recording node right after the plain one) see the same
+        # paired windows (measured back to back, in alternating order) see the same
         # machine: the median of their ratios is not swung by a window another process
         # disturbed, as the ratio of the two medians is
         pairs = _window_ratios(runs['policy_node_recording'], runs['policy_node'])
@@ -492,12 +511,17 @@ def main() -> None:
     parser.add_argument('--calls', type=int, default=10_000, help='inference calls')
     parser.add_argument('--repeats', type=int, default=5,
                         help='alternate the windows this many times; report medians')
+    parser.add_argument('--pairs', type=int, default=PAIRS,
+                        help='back-to-back windows of our node without and with its recorder '
+                             '(at least --repeats)')
     parser.add_argument('--realtime', action='store_true',
                         help='run every process under SCHED_FIFO where allowed (as the HIL)')
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
+    if args.repeats < 1 or args.pairs < 1:
+        parser.error('--repeats and --pairs must be at least 1')
     deploy_loop(args.policy, args.rate_hz, args.window_s, args.calls, args.repeats,
-                args.realtime)
+                args.realtime, args.pairs)
     report('results', str(OUT_DIR / 'deploy_loop.json'))
 
 

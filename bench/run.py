@@ -33,6 +33,9 @@ def main() -> None:
                         help='leave out the ROS 2 deploy-loop bench')
     parser.add_argument('--deploy-repeats', type=int, default=5,
                         help='deploy-loop windows per node, alternated; medians reported')
+    parser.add_argument('--deploy-pairs', type=int, default=10,
+                        help='deploy-loop pairs of windows of our node without and with its '
+                        'flight recorder (their median ratio is reported)')
     parser.add_argument('--deploy-realtime', action='store_true',
                         help='deploy-loop processes under SCHED_FIFO where allowed')
     parser.add_argument('--backend', default='all', choices=['all', 'mujoco', 'mjwarp'],
@@ -65,6 +68,8 @@ def main() -> None:
     unknown = sorted(set(train_tasks) - set(task_names()))
     if unknown:   # before minutes of benchmarks, not after
         parser.error(f'--train-tasks: unknown task(s) {unknown}; registered: {task_names()}')
+    if args.deploy_repeats < 1 or args.deploy_pairs < 1:
+        parser.error('--deploy-repeats and --deploy-pairs must be at least 1')
     logging.basicConfig(level=logging.WARNING)
     torch.set_num_threads(1)
     results, ratios = {}, {}
@@ -108,7 +113,8 @@ def main() -> None:
     if not args.skip_deploy_loop:
         from bench.deploy_loop import deploy_loop
         results['deploy_loop'] = loop = deploy_loop(
-            args.policy, repeats=args.deploy_repeats, realtime=args.deploy_realtime)
+            args.policy, repeats=args.deploy_repeats, realtime=args.deploy_realtime,
+            pairs=args.deploy_pairs)
         # > 1 means our policy node's 500 Hz loop is steadier than the plain rclpy node's
         # (MultiThreadedExecutor; '_plain_single_': the same node on a SingleThreadedExecutor)
         ratios.update(loop['ratios'])
