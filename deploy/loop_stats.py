@@ -6,7 +6,12 @@ the tests feed recorded ones.
 
 from __future__ import annotations
 
+import io
+from pathlib import Path
+
 import numpy as np
+
+from sim2real.atomic import write_atomic
 
 
 WINDOW_TICKS = 10_000
@@ -35,6 +40,14 @@ class Ring:
     def values(self) -> np.ndarray:
         """The kept values (a view, oldest not first once wrapped)."""
         return self._data[:min(self._count, self._data.size)]
+
+    def ordered(self) -> np.ndarray:
+        """A copy of the kept values, oldest first."""
+        values = self.values()
+        if self._count <= self._data.size:
+            return values.copy()
+        start = self._count % self._data.size
+        return np.concatenate([values[start:], values[:start]])
 
     def percentiles(self, qs) -> np.ndarray:
         """The percentiles qs of the kept values (NaN where none)."""
@@ -95,6 +108,16 @@ class LoopStats:
             ring.clear()
         self.ticks = 0
         self._first_s = self._last_s = None
+
+    def save(self, path: str | Path) -> Path:
+        """Write the kept ticks' timing to an .npz file, whole or not at all: periods_s,
+        wake_late_s, tick_s and inference_s (oldest first), target_period_s and ticks."""
+        buffer = io.BytesIO()
+        np.savez(buffer, periods_s=self.periods_s.ordered(),
+                 wake_late_s=self.wake_late_s.ordered(), tick_s=self.tick_s.ordered(),
+                 inference_s=self.inference_s.ordered(),
+                 target_period_s=np.float64(self.period_s), ticks=np.int64(self.ticks))
+        return write_atomic(path, buffer.getvalue())
 
     def achieved_rate_hz(self) -> float:
         """Ticks per second over the recorded span (0 before two ticks)."""

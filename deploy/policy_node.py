@@ -30,6 +30,7 @@ Run: ``ros2 run sim2real policy_node --ros-args --params-file config/quadrotor.y
 
 from __future__ import annotations
 
+from pathlib import Path
 import threading
 import time
 import typing
@@ -304,6 +305,17 @@ class PolicyNode(Node):
         msg.header.stamp = self.get_clock().now().to_msg()
         return msg
 
+    def save_timing(self) -> None:
+        """The loop's tick timing to the file of parameter timing_file (if set); a file it
+        cannot write is logged, never raised: the node is shutting down."""
+        path = self._runtime.params.timing_file
+        if not path:
+            return
+        try:
+            self._stats.save(Path(path).expanduser())
+        except OSError as exc:
+            self.get_logger().error(f'timing_file: {exc}')
+
     def close_recorder(self) -> None:
         """Write what the recorder holds and finish its file."""
         if self._recorder is not None:
@@ -358,6 +370,7 @@ def main(args=None) -> int:
             pass
         finally:
             node.stop_loop()
+            node.save_timing()
             node.close_recorder()
             node.destroy_node()
     finally:

@@ -32,6 +32,10 @@ class LoopParams:
     """SCHED_FIFO priority of the control loop's thread, 1-99 (as ros2_control's node sets
     its update thread's; where refused, the node warns and runs as launched); 0: leave the
     thread as launched."""
+    timing_file: str = ''
+    """At shutdown, write the last ticks' timing (each period, how late the loop thread woke,
+    how long each tick ran [s]) to this .npz file, to check the computer's real-time
+    behaviour tick by tick; '': none."""
 
 
 @dataclass

@@ -1,9 +1,11 @@
 """The deploy-loop bench's window schedule: our node without and with its recorder in
 back-to-back pairs whose order alternates, the anchors only in the first rounds."""
 
+import numpy as np
 import pytest
 
-from bench.deploy_loop import _window_ratios, deploy_loop, round_kinds
+from bench.deploy_loop import (
+    _pooled_p99_ms, _window_ratios, deploy_loop, round_kinds, stolen, STOLEN_SHARE)
 
 
 def test_pairs_alternate_their_order_and_the_anchors_run_only_in_the_first_rounds():
@@ -33,3 +35,27 @@ def test_zero_or_negative_counts_are_refused_before_anything_runs(repeats, pairs
     """No window, no policy export: the counts are checked first."""
     with pytest.raises(ValueError, match='at least 1'):
         deploy_loop(repeats=repeats, pairs=pairs)
+
+
+def test_the_pooled_p99_counts_every_tick_of_every_window_and_takes_the_arrays_out():
+    """Two windows of 1000 ticks, one clean (errors 0.01 ms) and one with 30 ticks late by
+    2 ms: per window p99s would be 0.01 and 2 ms; over the 2000 ticks, 30 late ones are
+    1.5 %, so the pooled p99 is 2 ms, and with only 10 late (0.5 %) it is the clean 0.01 ms.
+    The per-tick arrays leave the runs (they are not JSON)."""
+    clean = np.full(1000, 0.01)
+    late = np.concatenate([np.full(970, 0.01), np.full(30, 2.0)])
+    runs = [{'period_errors_ms': clean}, {'period_errors_ms': late}, {'error': 'no node'}]
+    assert _pooled_p99_ms(runs) == (pytest.approx(2.0), 2000)
+    assert all('period_errors_ms' not in run for run in runs)
+    fewer = np.concatenate([np.full(990, 0.01), np.full(10, 2.0)])
+    p99, ticks = _pooled_p99_ms([{'period_errors_ms': clean}, {'period_errors_ms': fewer}])
+    assert p99 == pytest.approx(0.01) and ticks == 2000
+    assert _pooled_p99_ms([{'error': 'no node'}]) is None
+
+
+def test_a_window_the_host_withheld_cpu_time_from_is_stolen():
+    """Past STOLEN_SHARE of steal a window is measured again; a window without the figure
+    (a machine without /proc/stat's steal) is not."""
+    assert stolen({'host_steal_share': 0.05})
+    assert not stolen({'host_steal_share': STOLEN_SHARE / 2})
+    assert not stolen({})

@@ -101,6 +101,29 @@ def test_a_full_window_keeps_the_last_ticks_only():
     assert summary['inference_p50_us'] == pytest.approx(100.0)
 
 
+def test_the_timing_file_holds_every_kept_tick_oldest_first(tmp_path):
+    """window 4 over 7 periods of 2, 3, ... 8 ms: the file holds the last 4, oldest first
+    (the ring has wrapped), with each tick's wake-up lateness and duration and the target
+    period; a folder that does not exist is an OSError naming the file, and no file."""
+    import numpy as np
+    stats = LoopStats(500.0, window=4)
+    now_s = 0.0
+    for k, period_s in enumerate([0.002, 0.003, 0.004, 0.005, 0.006, 0.007, 0.008]):
+        stats.tick(now_s)
+        stats.loop_timing(k * 1e-5, k * 1e-4)
+        now_s += period_s
+    stats.tick(now_s)
+    with np.load(stats.save(tmp_path / 'timing.npz')) as timing:
+        assert timing['periods_s'] == pytest.approx([0.005, 0.006, 0.007, 0.008])
+        assert timing['wake_late_s'] == pytest.approx([3e-5, 4e-5, 5e-5, 6e-5])
+        assert timing['tick_s'] == pytest.approx([3e-4, 4e-4, 5e-4, 6e-4])
+        assert float(timing['target_period_s']) == pytest.approx(0.002)
+        assert int(timing['ticks']) == 8
+    with pytest.raises(OSError, match='missing'):
+        stats.save(tmp_path / 'missing' / 'timing.npz')
+    assert not (tmp_path / 'missing').exists()
+
+
 def _fifo_refusal() -> str:
     """Why this process may not use SCHED_FIFO ('' where it may), tried on a thread."""
     from sim2real.deploy.control_loop import set_fifo_priority

@@ -13,7 +13,8 @@ from sim2real.deploy.runtime import (
     load_params, parameter_defaults, ParamError, read_policy_contract, Runtime)
 
 SPEC_POLICY_NODE = {
-    'loop_priority': 50, 'record': True, 'record_dir': '', 'record_max_file_mb': 512.0,
+    'loop_priority': 50, 'timing_file': '', 'record': True, 'record_dir': '',
+    'record_max_file_mb': 512.0,
     'ood_window_s': 1.0, 'ood_warn_share': 0.05,
     'policy_file': '', 'robot': 'quadrotor', 'urdf_file': 'quadrotor', 'rate_hz': 100.0,
     'command_interface': 'cmd_vel_legacy', 'odom_topic': 'odom', 'imu_topic': 'imu',
