@@ -11,8 +11,7 @@ without its flight recorder and then with it (``record: true``; its written and 
 records too: the recording ratio's goal is at most 1.1 with none dropped: the p99 over every
 tick of --pairs back-to-back pairs of windows, their order alternating, each node writing its
 ticks' timing as it stops; a pair the host stole CPU time from is measured again); (3) the
-anchor,
-bench/plain_node.py on a MultiThreadedExecutor; (4) a control: the anchor on a
+anchor, bench/plain_node.py on a MultiThreadedExecutor; (4) a control: the anchor on a
 SingleThreadedExecutor (the executor's share of the difference). All run the same graph, a
 timing-only copy of the policy whose contract says policy_rate_hz 500 (the runtime refuses a
 rate mismatch by design), window_s each, each with a fresh load source (``python -m
@@ -57,7 +56,7 @@ FIGURES = ('achieved_rate_hz', 'period_error_p50_ms', 'period_error_p99_ms',
 PAIRS = 10
 """Pairs of windows of our node without and with its recorder: one 10 s window's p99 swings
 by half between identical windows on a shared 2-core machine, so the recorder's ratio is
-the median over this many pairs."""
+taken over every tick of this many pairs."""
 STOLEN_SHARE = 0.005
 """Share of CPU time the host may withhold in a window of our node (/proc/stat's steal)
 before the pair is measured again: each steal stops the machine for milliseconds, and 0.5 %
@@ -317,7 +316,6 @@ def measure(kind: str, client: BenchClient, setup: Setup) -> dict:
         out['enable'] = client.enable(service, node)
         client.diagnostics = {}
         pids, start_s = [node.proc.pid, load.proc.pid, os.getpid()], time.monotonic()
-        out['started_s'] = start_s
         children = _children(node.proc.pid)
         busy0_s, own0_s = _cpu_s(pids)
         node0_s, children0_s = _process_cpu_s(pids[0]), sum(map(_process_cpu_s, children))
@@ -438,12 +436,10 @@ def stolen(run: dict) -> bool:
     return run.get('host_steal_share', 0.0) > STOLEN_SHARE
 
 
-def _remeasure_stolen(runs: dict[str, list], client, setup: Setup) -> None:
-    """The round's pair of our node's windows again (in the same order) while the host
-    withheld CPU time in either, at most STOLEN_RETRIES times; the windows replaced are kept
-    under 'stolen_windows' of the new ones."""
-    pair = sorted(('policy_node', 'policy_node_recording'),
-                  key=lambda kind: runs[kind][-1].get('started_s', 0.0))
+def _remeasure_stolen(runs: dict[str, list], pair: list[str], client, setup: Setup) -> None:
+    """The round's pair of our node's windows (kinds in the order measured) again while the
+    host withheld CPU time in either, at most STOLEN_RETRIES times; the windows replaced are
+    kept under 'stolen_windows' of the new ones."""
     for _ in range(STOLEN_RETRIES):
         if not any(stolen(runs[kind][-1]) for kind in pair):
             return
@@ -503,10 +499,11 @@ def deploy_loop(policy: str | None = None, rate_hz: float = 500.0, window_s: flo
         client = BenchClient()
         try:
             for index in range(max(repeats, pairs)):
-                for kind in round_kinds(index, repeats):
+                kinds = round_kinds(index, repeats)
+                for kind in kinds:
                     runs[kind].append(_measure_valid(kind, client, setup))
                     _loop_line(f'deploy_loop[{kind}]', runs[kind][-1])
-                _remeasure_stolen(runs, client, setup)
+                _remeasure_stolen(runs, kinds[:2], client, setup)
         finally:
             client.close()
     pooled = {kind: _pooled_p99_ms(kind_runs) for kind, kind_runs in runs.items()}

@@ -35,7 +35,8 @@ def main() -> None:
                         help='deploy-loop windows per node, alternated; medians reported')
     parser.add_argument('--deploy-pairs', type=int, default=10,
                         help='deploy-loop pairs of windows of our node without and with its '
-                        'flight recorder (their median ratio is reported)')
+                        'flight recorder (the ratio of the p99s over all their ticks is '
+                        'reported)')
     parser.add_argument('--deploy-realtime', action='store_true',
                         help='deploy-loop processes under SCHED_FIFO where allowed')
     parser.add_argument('--backend', default='all', choices=['all', 'mujoco', 'mjwarp'],

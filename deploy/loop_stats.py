@@ -43,11 +43,9 @@ class Ring:
 
     def ordered(self) -> np.ndarray:
         """A copy of the kept values, oldest first."""
-        values = self.values()
         if self._count <= self._data.size:
-            return values.copy()
-        start = self._count % self._data.size
-        return np.concatenate([values[start:], values[:start]])
+            return self.values().copy()
+        return np.roll(self._data, -(self._count % self._data.size))
 
     def percentiles(self, qs) -> np.ndarray:
         """The percentiles qs of the kept values (NaN where none)."""
