@@ -10,8 +10,8 @@ import math
 import numpy as np
 
 from sim2real.deploy.record.reader import LogContents
-from sim2real.deploy.record.runtime_log import (
-    array, CALL_TOPIC, number, PUT_TOPIC, sample_from, TICK_TOPIC)
+from sim2real.deploy.record.json_values import array, number
+from sim2real.deploy.record.runtime_log import CALL_TOPIC, PUT_TOPIC, sample_from, TICK_TOPIC
 from sim2real.deploy.runtime.ood import BandCheck
 
 

@@ -2,9 +2,9 @@
 and what the runtime answered, on JSON channels; `replay` feeds them to a fresh Runtime.
 
 The Runtime is time-injected (put carries its receive time, step/enable take now_s), so
-these calls are all a replay needs to decide exactly what the node decided. Non-finite
-floats are written as the strings 'NaN', 'Infinity' and '-Infinity' (JSON has no such
-numbers; Foxglove and PlotJuggler read the rest as plain numbers).
+these calls are all a replay needs to decide exactly what the node decided. Values are
+written as json_values writes them (non-finite floats as strings), encoded by the writer
+process (Recorder.write_packed), not by the node.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ import math
 import time
 from typing import Callable
 
-import numpy as np
-
+from sim2real.deploy.record.json_values import number, pack, typed_packed, untyped
 from sim2real.deploy.record.writer import json_channel, Recorder
 from sim2real.deploy.runtime import Sample
 
@@ -25,104 +24,6 @@ log = logging.getLogger(__name__)
 PUT_TOPIC, TICK_TOPIC, CALL_TOPIC = '/sim2real/put', '/sim2real/tick', '/sim2real/call'
 _NUMBER = {'type': ['number', 'string']}
 _ARRAY = {'type': ['array', 'null'], 'items': _NUMBER}
-_NON_FINITE = {'NaN': math.nan, 'Infinity': math.inf, '-Infinity': -math.inf}
-
-
-def plain(value):
-    """Numbers, arrays and lists as JSON-ready values, non-finite floats as strings.
-
-    Runs on the control thread for every put and tick: a finite float array goes through
-    numpy's tolist() in one call; only an array holding NaN or infinity is walked."""
-    if isinstance(value, np.ndarray):
-        if value.dtype.kind == 'f' and not all(map(math.isfinite, value.ravel().tolist())):
-            return _finite_strings(value.tolist())
-        return value.tolist()
-    if value is None or isinstance(value, (str, bool)):
-        return value
-    if isinstance(value, float):
-        return float(value) if math.isfinite(value) else _NON_FINITE_TEXT[_kind(value)]
-    if isinstance(value, dict):
-        return {str(key): plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(item) for item in value]
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    return plain(float(value))
-
-
-_AS_IS = frozenset(np.dtype(t) for t in ('float64', 'int64', 'int32', 'bool'))
-"""Array dtypes the encoder (orjson) writes exactly as they are."""
-
-
-def fast(value):
-    """plain(value) for the control thread: a C-contiguous float64 array without NaN or
-    infinity (or an int or bool array) is left as it is, for the encoder to write in C;
-    a float32 array goes through plain() (its values as the float64 they are)."""
-    if type(value) is np.ndarray:
-        dtype = value.dtype
-        if dtype in _AS_IS and value.ndim and value.flags.c_contiguous and (
-                dtype.kind != 'f' or all(map(math.isfinite, value.ravel().tolist()))):
-            return value
-        return plain(value)
-    if isinstance(value, dict):
-        return {str(key): fast(item) for key, item in value.items()}
-    return plain(value)
-
-
-def _kind(number: float) -> str:
-    """'nan', 'inf' or '-inf'."""
-    return 'nan' if math.isnan(number) else ('inf' if number > 0 else '-inf')
-
-
-_NON_FINITE_TEXT = {'nan': 'NaN', 'inf': 'Infinity', '-inf': '-Infinity'}
-
-
-def _finite_strings(nested):
-    """A tolist() result with its non-finite floats as their strings."""
-    if isinstance(nested, list):
-        return [_finite_strings(item) for item in nested]
-    if isinstance(nested, float) and not math.isfinite(nested):
-        return _NON_FINITE_TEXT[_kind(nested)]
-    return nested
-
-
-def number(value) -> float:
-    """A float written by plain()."""
-    return _NON_FINITE[value] if isinstance(value, str) else float(value)
-
-
-def _numbers(nested):
-    """Nested lists written by plain() with the non-finite strings turned back."""
-    if isinstance(nested, list):
-        return [_numbers(item) for item in nested]
-    if isinstance(nested, str) and nested not in _NON_FINITE:
-        return nested   # a name (an array of joint names)
-    return number(nested)
-
-
-def array(values) -> np.ndarray | None:
-    """A float64 array written by plain() (None stays None)."""
-    return None if values is None else np.array(_numbers(values), dtype=float)
-
-
-def typed(value) -> dict:
-    """A sample value with its kind, so a replay rebuilds it exactly: an array with its dtype
-    and shape, a list (of joint names, say) or a scalar."""
-    if isinstance(value, np.ndarray):
-        return {'array': fast(value), 'dtype': value.dtype.str}
-    if isinstance(value, (list, tuple)):
-        return {'list': plain(list(value))}
-    return {'value': plain(value)}
-
-
-def untyped(record: dict):
-    """The value typed() wrote."""
-    if 'array' in record:
-        return np.array(_numbers(record['array']), dtype=record['dtype'])
-    if 'list' in record:
-        return _numbers(record['list'])
-    return record['value'] if isinstance(record['value'], str) and (
-        record['value'] not in _NON_FINITE) else number(record['value'])
 
 
 def sample_from(record: dict) -> Sample:
@@ -183,16 +84,6 @@ class _Now:
         encode(*args)
 
 
-def _snapshot(value):
-    """A copy of the arrays in value (a dict of them, or one), so that a record encoded
-    later holds what the tick saw."""
-    if isinstance(value, np.ndarray):
-        return value.copy()
-    if isinstance(value, dict):
-        return {key: _snapshot(item) for key, item in value.items()}
-    return value
-
-
 class RecordingRuntime:
     """A Runtime whose put, step, enable, disable and estop are also logged to a recorder
     (everything else is the runtime's own). With a backlog, records are encoded when it is
@@ -227,13 +118,13 @@ class RecordingRuntime:
         self.backlog.add(self._write_put, stream, sample, time.time_ns())
 
     def _write_put(self, stream: str, sample: Sample, log_ns: int) -> None:
-        """Encode and write one put record."""
+        """Pack and write one put record."""
         values = sample.values if isinstance(sample.values, dict) else {}
         try:
-            self.recorder.write_json(self._put, {
-                'stream': stream, 'stamp_s': plain(sample.stamp_s),
-                'received_s': plain(sample.received_s),
-                'values': {str(k): typed(v) for k, v in values.items()}}, log_ns)
+            self.recorder.write_packed(self._put, {
+                'stream': stream, 'stamp_s': pack(sample.stamp_s),
+                'received_s': pack(sample.received_s),
+                'values': {str(k): typed_packed(v) for k, v in values.items()}}, log_ns)
         except Exception:   # the log must never cost the node a sample
             self._failed()
 
@@ -246,19 +137,23 @@ class RecordingRuntime:
                           else now_s - self._last_now_s - runtime.period_s)
         self._last_now_s = now_s
         estimates = getattr(runtime.profile, 'estimates', dict)
-        self.backlog.add(self._write_tick, {
-            'now_s': now_s, 'command': _snapshot(result.command), 'state': result.state,
-            'reason': result.reason, 'inference_s': result.inference_s,
-            'action': _snapshot(result.action), 'observation': _snapshot(result.observation),
-            'period_error_s': period_error_s,
-            'integrator': _snapshot(runtime.integrator.state()),
-            'estimates': _snapshot(estimates())}, time.time_ns())
+        try:   # packed now: a copy of what the tick saw
+            tick = pack({
+                'now_s': now_s, 'command': result.command, 'state': result.state,
+                'reason': result.reason, 'inference_s': result.inference_s,
+                'action': result.action, 'observation': result.observation,
+                'period_error_s': period_error_s, 'integrator': runtime.integrator.state(),
+                'estimates': estimates()})
+        except Exception:   # the log must never cost the tick its command
+            self._failed()
+        else:
+            self.backlog.add(self._write_tick, tick, time.time_ns())
         return result
 
     def _write_tick(self, tick: dict, log_ns: int) -> None:
-        """Encode and write one tick record."""
+        """Write one packed tick record."""
         try:
-            self.recorder.write_json(self._tick, fast(tick), log_ns)
+            self.recorder.write_packed(self._tick, tick, log_ns)
         except Exception:   # the log must never cost the tick its command
             self._failed()
 
@@ -292,6 +187,6 @@ class RecordingRuntime:
 
     def _write_call(self, call: str, now_s: float, ok: bool, message: str,
                     log_ns: int) -> None:
-        """Encode and write one call record."""
-        self.recorder.write_json(self._call, {'call': call, 'now_s': plain(now_s), 'ok': ok,
-                                              'message': message}, log_ns)
+        """Pack and write one call record."""
+        self.recorder.write_packed(self._call, pack({'call': call, 'now_s': now_s, 'ok': ok,
+                                                     'message': message}), log_ns)

@@ -16,7 +16,7 @@ import numpy as np
 from sim2real.contract import Contract
 from sim2real.deploy.record.reader import LogContents
 from sim2real.deploy.record.replay import events
-from sim2real.deploy.record.runtime_log import array, number, untyped
+from sim2real.deploy.record.json_values import array, number, untyped
 from sim2real.deploy.record.truth_recorder import (
     EVENT_TOPIC, METADATA as TRUTH_METADATA, TRUTH_TOPIC)
 

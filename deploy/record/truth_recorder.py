@@ -11,7 +11,7 @@ import time
 import yaml
 
 from sim2real import __version__
-from sim2real.deploy.record.runtime_log import plain, typed
+from sim2real.deploy.record.json_values import pack, plain, typed_packed
 from sim2real.deploy.record.writer import json_channel, Recorder, RecorderCfg
 
 TRUTH_TOPIC, EVENT_TOPIC = '/sim2real/truth', '/sim2real/bridge_event'
@@ -45,9 +45,9 @@ class TruthRecorder:
     def truth(self, values: dict, state_s: float, stamp_s: float) -> None:
         """One ground-truth sample: the simulated state at steady time state_s (stamped
         stamp_s on the node clock, as the published ground truth is)."""
-        self.recorder.write_json(self._truth, {
-            'state_s': plain(state_s), 'stamp_s': plain(stamp_s),
-            'values': {str(k): typed(v) for k, v in values.items()}}, time.time_ns())
+        self.recorder.write_packed(self._truth, {
+            'state_s': pack(state_s), 'stamp_s': pack(stamp_s),
+            'values': {str(k): typed_packed(v) for k, v in values.items()}}, time.time_ns())
 
     def event(self, payload: dict) -> None:
         """One bridge event as the bridge publishes it on ~/events."""

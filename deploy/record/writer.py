@@ -1,6 +1,8 @@
 """The recorder's writer: MCAP files written by a process of their own, never by the caller.
 
-The control thread calls `Recorder.write`, which appends a framed record to a buffer and
+The control thread calls `Recorder.write` (or `write_packed`, whose JSON the writer process
+encodes: the node's interpreter lock is spent on it only for one ``marshal`` call), which
+appends a framed record to a buffer and
 hands the buffer to a non-blocking pipe once it is `send_interval_s` old or `send_bytes`
 big (one system call); a helper thread hands over what no later write sent, every
 `send_interval_s`, and reads the writer's reports. The writer process (writer_process.py)
@@ -23,6 +25,7 @@ import collections
 from dataclasses import asdict, dataclass, field
 import json
 import logging
+import marshal
 import os
 from pathlib import Path
 import pickle
@@ -34,7 +37,7 @@ import threading
 import time
 import weakref
 
-import orjson
+from sim2real.deploy.record.json_values import encode
 
 log = logging.getLogger(__name__)
 
@@ -109,9 +112,9 @@ class RecorderStats:
 
 FRAME = struct.Struct('<BIqqI')
 """A record on the pipe: kind, channel key, log time [ns], publish time [ns], data size."""
-INIT, CHANNEL, MESSAGE = 0, 1, 2
+INIT, CHANNEL, MESSAGE, PACKED = 0, 1, 2, 3
 """Frame kinds: the recorder's configuration (pickled), a channel (pickled ChannelSpec), a
-message."""
+message, a message the writer process encodes as JSON (json_values.pack, marshalled)."""
 PIPE_BYTES = 1024 * 1024
 """Pipe capacity asked of the kernel (Linux F_SETPIPE_SZ; 64 KiB where refused)."""
 CLOSE_TIMEOUT_S = 10.0
@@ -179,10 +182,14 @@ class Recorder:
                                data))
 
     def write_json(self, channel: int, obj: dict, log_time_ns: int) -> bool:
-        """Queue one JSON message; numpy arrays in obj are written by orjson in C (finite
-        ones: orjson writes NaN as null, so runtime_log.fast() sends those as strings)."""
-        return self.write(channel, orjson.dumps(obj, option=orjson.OPT_SERIALIZE_NUMPY),
-                          log_time_ns)
+        """Queue one JSON message, encoded here (json_values.encode)."""
+        return self.write(channel, encode(obj), log_time_ns)
+
+    def write_packed(self, channel: int, packed: dict, log_time_ns: int) -> bool:
+        """Queue one JSON message that the writer process encodes: packed is
+        json_values.pack(obj), the message encode(obj); here only one marshal call."""
+        return self._put(frame(PACKED, channel, log_time_ns, log_time_ns,
+                               marshal.dumps(packed)))
 
     def count_dropped(self, records: int = 1) -> None:
         """Count records lost before they reached write() (one that could not be encoded)."""

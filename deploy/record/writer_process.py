@@ -8,6 +8,7 @@ unclosed, or its process exited or died).
 from __future__ import annotations
 
 import json
+import marshal
 import os
 from pathlib import Path
 import pickle
@@ -16,7 +17,8 @@ import signal
 import sys
 import time
 
-from sim2real.deploy.record.writer import ChannelSpec, CHANNEL, FRAME, INIT, MESSAGE
+from sim2real.deploy.record.json_values import encode, unpack
+from sim2real.deploy.record.writer import ChannelSpec, CHANNEL, FRAME, INIT, MESSAGE, PACKED
 
 READ_BYTES = 1024 * 1024
 """Most bytes taken from the pipe at once."""
@@ -76,15 +78,22 @@ class MCAPFiles:
 
     def record(self, kind: int, key: int, log_ns: int, publish_ns: int, data: bytes) -> None:
         """One framed record: a channel registration or a message (dropped after an
-        error)."""
+        error, or when a packed one cannot be encoded)."""
         if kind == CHANNEL:
             self.channels[key] = pickle.loads(data)
             if not self.error:
                 self._register(key)
             return
-        if kind != MESSAGE or self.error or key not in self._ids:
-            self.dropped += kind == MESSAGE
+        message = kind in (MESSAGE, PACKED)
+        if not message or self.error or key not in self._ids:
+            self.dropped += message
             return
+        if kind == PACKED:
+            try:
+                data = encode(unpack(marshal.loads(data)))
+            except (ValueError, TypeError, EOFError):   # a record it cannot encode: lost
+                self.dropped += 1
+                return
         channel = self._ids[key]
         sequence = self._sequence.get(channel, 0)
         self._sequence[channel] = sequence + 1

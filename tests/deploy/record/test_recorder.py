@@ -194,7 +194,7 @@ def test_a_0d_array_and_nan_are_encoded_exactly():
     import json
     import numpy as np
     import orjson
-    from sim2real.deploy.record.runtime_log import array, fast
+    from sim2real.deploy.record.json_values import array, fast
     text = orjson.dumps({'a': fast(np.array(1.5)), 'b': fast(np.array([1.0, np.nan])),
                          'c': fast(np.arange(3))}, option=orjson.OPT_SERIALIZE_NUMPY)
     back = json.loads(text)
