@@ -46,7 +46,8 @@ from sim2real.deploy.bridge.params import (
     bridge_of, declared_parameters, fault_cfg, parse_robot_faults, validate)
 from sim2real.deploy.bridge.freshness import Freshness
 from sim2real.deploy.node_params import check_overrides
-from sim2real.deploy.bridge import physical
+from sim2real.deploy.bridge import physical, variant
+from sim2real.deploy.bridge.command_delay import CommandDelay
 from sim2real.deploy.record.truth_recorder import TruthRecorder
 from sim2real.deploy.robots import bridge_io_of
 
@@ -85,14 +86,7 @@ class SimBridge(Node):
         self._events_pub = self.create_publisher(String, '~/events', 50)
         self._command_subs = []
         self.discarded_commands = 0
-        self.sim = bridge_of(robot).make_sim(p)
-        self.true_mass = physical.apply(self.sim, p)
-        if self.true_mass.get('true_mass_kg') != self.true_mass.get('nominal_mass_kg'):
-            self.sim.reset()   # the start (a settled stance, a held grasp) with the new mass
-            self.get_logger().warning(
-                f'{self.true_mass["body"]} weighs {self.true_mass["true_mass_kg"]:.4g} kg, '
-                f'not its nominal {self.true_mass["nominal_mass_kg"]:.4g} kg '
-                '(base_mass_scale, base_payload_kg)')
+        self._make_twin(p)
         self._io = bridge_io_of(robot)(self, p, self.sim)
         self._pubs, self._makers = self._io.publishers, self._io.makers
         self.get_logger().info(self._io.description)
@@ -105,10 +99,33 @@ class SimBridge(Node):
         self._freshness = Freshness()
         self._awaiting_effect = ''
         self._stamp_offset_s = self._node_clock_offset_s()
-        self.truth_recorder = (TruthRecorder(p, p['record_dir'], self.true_mass)
+        self.truth_recorder = (TruthRecorder(p, p['record_dir'], self.true_mass, self.variant)
                                if p['record_dir'] else None)
         self._restart(time.monotonic())
         self.faults.set_active(p['active_faults'], time.monotonic())
+
+    def _make_twin(self, p: dict) -> None:
+        """The simulated robot: its true mass (`physical`) and variant (`variant`) set, the
+        command delay the variant asks for, and a restart from its start as it now is."""
+        bridge = bridge_of(p['robot'])
+        self.sim = bridge.make_sim(p)
+        self.true_mass = physical.apply(self.sim, p)
+        knobs = bridge.variant()
+        self.variant = variant.apply(self.sim, p, knobs)
+        self.command_delay = CommandDelay(variant.delays(p, knobs)[variant.COMMAND_DELAY])
+        if self.variant and self.true_mass:   # the mass as the variant left it
+            self.true_mass['true_mass_kg'] = float(
+                self.sim.model.body_mass[physical.floating_body(self.sim.model)])
+        if self.true_mass.get('true_mass_kg') != self.true_mass.get('nominal_mass_kg'):
+            self.get_logger().warning(
+                f'{self.true_mass["body"]} weighs {self.true_mass["true_mass_kg"]:.4g} kg, '
+                f'not its nominal {self.true_mass["nominal_mass_kg"]:.4g} kg')
+        if self.variant:
+            self.get_logger().warning('a variant of the robot: ' + ', '.join(
+                f'{name} {value:g}' for name, value in self.variant.items()))
+        if self.variant or self.true_mass.get('true_mass_kg') != self.true_mass.get(
+                'nominal_mass_kg'):
+            self.sim.reset()   # the start (a settled stance, a held grasp) as it now is
 
     def _restart(self, now_s: float) -> None:
         """(Re)start the physics clock, the sampling deadlines and the fault schedule."""
@@ -153,6 +170,7 @@ class SimBridge(Node):
 
     def _physics_step(self, state_s: float) -> None:
         """One physics step ending at state_s; sample the streams whose deadline it reached."""
+        self.command_delay.release(state_s)
         self.faults.act(self.sim, state_s)
         self.sim.step(state_s)
         self._next_state_s += self.sim.dt_s
@@ -244,12 +262,17 @@ class SimBridge(Node):
         self._command_subs.append(self.create_subscription(msg_type, topic, callback, 10))
 
     def apply_command(self, apply, now_s: float, refused: str) -> None:
-        """Call apply() for a command that arrived at now_s unless command_loss is active;
-        warn (throttled) when it refuses the command (returns False)."""
+        """Call apply() for a command that arrived at now_s unless command_loss is active
+        (after the variant's command delay); warn (throttled) when it refuses the command
+        (returns False)."""
         if not self.faults.commands_allowed(now_s):
             self.discarded_commands += 1
-        elif not apply():
-            self.get_logger().warning(f'{refused} refused', throttle_duration_sec=1.0)
+            return
+
+        def applied() -> None:
+            if not apply():
+                self.get_logger().warning(f'{refused} refused', throttle_duration_sec=1.0)
+        self.command_delay.offer(applied, now_s)
 
     def _on_reset(self, request, response):
         """Vehicle back to the start pose, held; faults cleared; schedule restarted."""
@@ -257,6 +280,7 @@ class SimBridge(Node):
         if self.truth_recorder is not None:   # recorded only: ~/events carries fault events
             self.truth_recorder.event({'event': 'reset', 'fault': '', 'monotonic_s': now_s})
         self.sim.reset(now_s)
+        self.command_delay.clear()
         self.faults.reset(now_s)
         self._restart(now_s)
         self.set_parameters([Parameter('active_faults', value='')])

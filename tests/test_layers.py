@@ -54,7 +54,8 @@ ROBOT_PARTS = {'params': 'deploy.runtime', 'profile': 'deploy.runtime',
                'runtime': 'deploy.runtime', 'landing': 'deploy.runtime',
                'cmd_vel_legacy': 'deploy.runtime',
                'twist_check': 'deploy.runtime', 'bridge_sim': 'deploy.bridge',
-               'bridge': 'deploy.bridge', 'faults': 'deploy.bridge', 'ros_io': 'deploy',
+               'bridge': 'deploy.bridge', 'faults': 'deploy.bridge', 'variant': 'deploy.bridge',
+               'excitation': 'deploy.runtime', 'ros_io': 'deploy',
                'bridge_io': 'deploy', 'hil': 'hil', 'report': 'deploy'}
 """Module of a robot's deploy folder (sim2real.deploy.robots.<robot>.<module>) -> its layer:
 one folder per robot, each module on the side that runs it."""

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from sim2real.deploy.bridge import physical
+from sim2real.deploy.bridge.variant import (
+    DEFAULTS as VARIANT_DEFAULTS, delays as variant_delays, Knob, SENSOR_DELAY, VariantError)
 from sim2real.deploy.bridge.faults import (
     FaultCfg, FaultError, fault_names as stream_fault_names, parse_fault_list, parse_schedule,
     RobotFault)
@@ -33,10 +35,12 @@ COMMON_DEFAULTS = {
     'sensor_latency_jitter_s': 0.0,
     'record_dir': '',
     **physical.DEFAULTS,
+    **VARIANT_DEFAULTS,
 }
 """What every robot's bridge declares: physics, ground truth, the command watchdog, noise,
 the fault injector's parameters, record_dir (a folder: record the ground truth and events to
-MCAP there; '': no recording) and the floating body's true mass (`physical`)."""
+MCAP there; '': no recording), the floating body's true mass (`physical`) and a variant of
+the robot's physical parameters by their box names (`variant`)."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,8 @@ class RobotBridge:
     faults: Callable[[], dict[str, RobotFault]] = dict
     """faults() -> the robot's own faults beside the generic and per-stream ones (faults.py),
     fresh objects each call: a fault may keep state for the bridge that owns it."""
+    variant: Callable[[], dict[str, Knob]] = dict
+    """variant() -> its randomization box's parameters as the twin takes them (by name)."""
 
 
 def bridge_of(robot: str) -> RobotBridge:
@@ -103,11 +109,17 @@ def validate(p: dict) -> None:
         ('fault_spike_s', p['fault_spike_s'] >= 0, 'must be >= 0'),
         ('sensor_latency_s', p['sensor_latency_s'] >= 0, 'must be >= 0'),
         ('sensor_latency_jitter_s', p['sensor_latency_jitter_s'] >= 0, 'must be >= 0'),
+        ('policy_tick_s', p['policy_tick_s'] >= 0, 'must be >= 0'),
+        ('policy_substep_s', p['policy_substep_s'] >= 0, 'must be >= 0'),
     ] + [(k, 0 < p[k] <= p['physics_rate_hz'], 'must be in (0, physics_rate_hz]')
          for k in (*(f'{s}_rate_hz' for s in streams), 'ground_truth_rate_hz')]
     for name, ok, why in checks:
         if not ok:
             raise ValueError(f'sim_bridge parameter {name}={p[name]!r}: {why}')
+    try:
+        variant_delays(p, bridge.variant())
+    except VariantError as exc:
+        raise ValueError(f'sim_bridge parameter {exc}') from None
     for name in ('fault_schedule', 'active_faults'):
         try:
             text = p[name] if name == 'active_faults' else ','.join(
@@ -118,6 +130,9 @@ def validate(p: dict) -> None:
 
 
 def fault_cfg(p: dict) -> FaultCfg:
-    """The fault injector's magnitudes and the nominal sensor latency from bridge params."""
+    """The fault injector's magnitudes and the nominal sensor latency from bridge params
+    (with the variant's sensor delay)."""
+    extra_s = variant_delays(p, bridge_of(p['robot']).variant())[SENSOR_DELAY]
     return FaultCfg(p['fault_drop_probability'], p['fault_delay_s'], p['fault_delay_jitter_s'],
-                    p['fault_spike_s'], p['sensor_latency_s'], p['sensor_latency_jitter_s'])
+                    p['fault_spike_s'], p['sensor_latency_s'] + extra_s,
+                    p['sensor_latency_jitter_s'])

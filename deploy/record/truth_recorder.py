@@ -22,11 +22,14 @@ METADATA = 'sim2real_bridge'
 class TruthRecorder:
     """Records one bridge's ground truth and events (see the module docstring)."""
 
-    def __init__(self, params: dict, folder, physical: dict | None = None):
-        """Start recording to folder with the bridge's parameters (a flat dict) and the true
-        physical parameters of the simulated robot (name -> value, `bridge.physical`)."""
+    def __init__(self, params: dict, folder, physical: dict | None = None,
+                 variant: dict | None = None):
+        """Start recording to folder with the bridge's parameters (a flat dict), the true
+        physical parameters of the simulated robot (name -> value, `bridge.physical`) and
+        its variant (box name -> value, `bridge.variant`)."""
         from pathlib import Path
         metadata = {**{f'physical.{k}': str(v) for k, v in (physical or {}).items()},
+                    **{f'variant.{k}': f'{v:g}' for k, v in (variant or {}).items()},
                     'robot': params['robot'], 'version': __version__,
                     'physics_rate_hz': f'{params["physics_rate_hz"]:g}',
                     'ground_truth_rate_hz': f'{params["ground_truth_rate_hz"]:g}',

@@ -247,13 +247,45 @@ def _replay_report(args, contents, rebuilt, result, summary: dict, verdict: str)
     return write_report(args.out, summary, series, result, verdict)
 
 
+def _variant(path: str | None) -> dict[str, float]:
+    """--variant FILE.yaml: box parameter -> value ({} without a file)."""
+    if path is None:
+        return {}
+    from pathlib import Path
+    from sim2real.deploy.bridge.variant import parse, VariantError
+    try:
+        return parse(Path(path).read_text())
+    except VariantError as exc:
+        raise ValueError(f'--variant {path}: {exc}') from None
+
+
+def cmd_excite(args: argparse.Namespace) -> int:
+    """Send a robot's identification commands to its policy node."""
+    from sim2real.hil.excite import excite, node_params
+    from sim2real.hil.runner import params_path
+    params = node_params(args.params or params_path(args.robot), args.node_name)
+    summary = excite(args.robot, params, dry_run=args.dry_run)
+    if args.json:
+        write_json(summary)
+    elif not summary['message']:
+        write(f'excite {args.robot}: no operator command: {summary["what"]}; record that '
+              'long with the flight recorder of the node on')
+    else:
+        verb = 'would send' if args.dry_run else 'sent'
+        write(f'excite {args.robot}: {verb} {summary["sent"] or summary["commands"]} '
+              f'{summary["message"]} commands on {summary["topic"]} over '
+              f'{summary["duration_s"]:.0f} s: {summary["what"]}')
+    return 0
+
+
 def cmd_hil(args: argparse.Namespace) -> int:
     """Fly a policy through the ROS 2 node against the simulated robot, with faults."""
     from sim2real.cli.views import hil_verdict_text, hil_view
     from sim2real.hil.runner import run_hil
     result = run_hil(args.robot, args.policy, duration_s=args.duration, faults=args.faults,
                      params_file=args.params, log_dir=args.log_dir, expect=args.expect,
-                     record=args.record, bridge=args.bridge)
+                     record=args.record, bridge=args.bridge, variant=_variant(args.variant),
+                     identify=args.scenario == 'identify')
     if args.json:
         write_json(result)
     else:

@@ -216,12 +216,34 @@ def _add_judges(sub, common) -> None:
                    help='a parameter of the simulated robot over the parameter file, e.g. '
                         'base_mass_scale=1.5 or base_payload_kg=6 (a robot heavier than the '
                         'one trained for); repeatable')
+    p.add_argument('--scenario', choices=('check', 'identify'), default='check',
+                   help='check: the nominal run and every fault (the default); identify: one '
+                        'identification run (steps and turns the robot can take with its '
+                        'policy, under 60 s) to record with --record')
+    p.add_argument('--variant', default=None, metavar='FILE.yaml',
+                   help='a variant of the simulated robot: a YAML mapping of its randomization '
+                        'box parameters (the names `sim2real robustness` reports) to values, '
+                        'inside the box or past its edges, e.g. "thrust_scale: 0.7" and '
+                        '"action_delay_ticks: 3"; the ground truth (--record) keeps them')
     p.add_argument('--expect', action='append', default=[], type=floor, metavar='METRIC>=X',
                    help='a floor on a figure of the nominal run (or METRIC<=X), added to the '
                         "robot's or replacing its floor or error bound on that metric; "
                         'repeatable, e.g. rotation_rad_per_10s>=6.4 for 80 %% of an eval '
                         'figure of 8, or lin_vel_error_mps<=0.2 for a policy that walks less '
                         'precisely than the 0.15 m/s bound')
+    _json_flag(p)
+
+    p = _verb(sub, 'excite', "send a robot's identification run (the operator commands of "
+              '`hil --scenario identify`) to the policy node of a real robot, while its '
+              'flight recorder logs', common, commands.cmd_excite)
+    p.add_argument('robot', help='registered robot (see `sim2real list`)')
+    p.add_argument('--params', default=None,
+                   help="the node's parameter file (default config/<robot>.yaml): the "
+                        'topics and the hover target the commands are for')
+    p.add_argument('--node-name', default='policy_node',
+                   help='the node whose ros__parameters the file holds')
+    p.add_argument('--dry-run', action='store_true',
+                   help='say what would be sent, send nothing')
     _json_flag(p)
 
     p = _verb(sub, 'replay', "re-run a flight log (the node's MCAP recording) through a fresh "

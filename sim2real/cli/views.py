@@ -27,12 +27,16 @@ def eval_view(result: dict) -> str:
 
 
 def hil_view(result: dict) -> str:
-    """The nominal flight's figures, then one row per scenario with its outcome."""
+    """The nominal flight's figures, then one row per scenario with its outcome (an
+    identification run: what it did and its one row)."""
     head = (f'hil {result["robot"]}: {result["policy"]} (ROS domain {result["domain_id"]}, '
             f'node logs in {result["logs"]})')
     rows = [(s['name'], _expectation(s['line']), _outcome(s), s['line'].partition(': ')[2])
             for s in result['verdict']['scenarios']]
-    lines = [head, '', metrics_table(result, result['nominal_floors'], HIL_CONTEXT), '',
+    figures = (f'identification run, {result["excitation_s"]:.1f} s: {result["excitation"]}'
+               if result.get('scenario') == 'identify' else
+               metrics_table(result, result['nominal_floors'], HIL_CONTEXT))
+    lines = [head, '', figures, '',
              table(rows, ('scenario', 'expected', 'result', 'detail'), wrap_last=True)]
     flagged = {k: v for k, v in result.get('node_ood_share', {}).items() if v > 0}
     if flagged:

@@ -185,6 +185,14 @@ class HilMonitor(Node):
             self._cmd_vel = np.array([vx_m_s, vy_m_s, yaw_rate_rad_s])
         self._publish_cmd_vel()
 
+    def publisher(self, msg_type, topic: str):
+        """A publisher of the operator's on topic (depth 10): a setpoint, a goal."""
+        return self.create_publisher(msg_type, topic, 10)
+
+    def now_s(self) -> float:
+        """The node clock now [s] (what a message's stamp holds)."""
+        return self.get_clock().now().nanoseconds * 1e-9
+
     def stop_cmd_vel(self) -> float:
         """Stop publishing velocity commands; the steady time of the last one sent [s]."""
         with self._operator_lock:

@@ -54,6 +54,9 @@ class RobotHil:
     """start(monitor): before the nodes are awaited (e.g. the operator's cmd_vel)."""
     stop: Callable = _nothing
     """stop(monitor): after the last scenario."""
+    identify: Callable | None = None
+    """identify(monitor, scenario, excitation) -> the identification run's figures
+    ('states_seen', 'fell', 'limit_violations', 'window_s'); None: the robot has none."""
     policy_faults: Callable = _no_policy_faults
     """policy_faults(contract) -> further FaultCase of streams only some policies read (the
     hand's cube tracker, for a policy that observes the cube)."""

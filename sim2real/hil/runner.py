@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 import json
 import logging
 import math
@@ -14,7 +15,8 @@ from typing import Sequence
 import yaml
 
 from sim2real.assets import asset_dirs
-from sim2real.deploy.bridge.params import declared_parameters, validate
+from sim2real.deploy.bridge.params import bridge_of, declared_parameters, validate
+from sim2real.deploy.bridge.variant import apply as variant_apply
 from sim2real.hil import host, metrics
 from sim2real.hil.monitor import HilError, HilMonitor
 from sim2real.hil.processes import (
@@ -68,14 +70,21 @@ def select_faults(robot: str, spec: str, node: dict, bridge: dict, contract=None
 def run_hil(robot: str, policy: str | Path, duration_s: float = 10.0, faults: str = 'all',
             params_file: str | Path | None = None, log_dir: str | Path | None = None,
             scenario: dict | None = None, expect: Sequence[Floor] = (),
-            record: str | Path | None = None, bridge: Sequence[str] = ()) -> dict:
+            record: str | Path | None = None, bridge: Sequence[str] = (),
+            variant: dict[str, float] | None = None, identify: bool = False) -> dict:
     """Run the HIL scenarios for robot with an exported policy; the result as a dict.
 
     bridge: 'name=value' settings of the simulated robot's parameters over the parameter
     file's (e.g. 'base_mass_scale=1.5': a vehicle heavier than the one trained for).
 
+    variant: physical parameters of the simulated robot by their randomization box names
+    (e.g. {'thrust_scale': 0.7, 'action_delay_ticks': 3}), inside or past the box.
+
     record: a folder for the node's flight recorder (RECORD/policy_node) and the bridge's
     ground truth and events (RECORD/sim_bridge); None: neither records.
+
+    identify: one identification run (sim2real.hil.identify) instead of the nominal and
+    fault scenarios (faults is then ignored).
 
     scenario: overrides of the robot's Scenario timing (e.g. fault_settle_s).
     expect: floors on the nominal run's figures, added to the robot's (or replacing the
@@ -87,8 +96,12 @@ def run_hil(robot: str, policy: str | Path, duration_s: float = 10.0, faults: st
         raise FileNotFoundError(f'policy file {policy} does not exist')
     params = Path(params_file) if params_file else params_path(robot)
     node_cfg, bridge_cfg = load_sections(params)
-    bridge_sets = bridge_overrides(robot, bridge, bridge_cfg)
-    cases = select_faults(robot, faults, node_cfg, bridge_cfg, read_contract(policy))
+    contract = read_contract(policy)
+    bridge_sets = {**bridge_overrides(robot, bridge, bridge_cfg),
+                   **variant_overrides(robot, variant or {}, contract, bridge_cfg)}
+    cases = [] if identify else select_faults(robot, faults, node_cfg, bridge_cfg, contract)
+    if identify and hil.identify is None:
+        raise ValueError(f'the {robot} has no identification run (its hil.py declares none)')
     log_dir = Path(log_dir or tempfile.mkdtemp(prefix='sim2real-hil-'))
     log_dir.mkdir(parents=True, exist_ok=True)
     domain = private_domain_id()
@@ -103,12 +116,15 @@ def run_hil(robot: str, policy: str | Path, duration_s: float = 10.0, faults: st
                                                  **record_overrides(record)}),
                     env, log_dir / 'policy_node.log'),
     ]
-    log.info('hil %s: starting sim_bridge and policy_node (logs in %s), then %d scenarios: '
-             'nominal and %s', robot, log_dir, 1 + len(cases),
-             ', '.join(c.name for c in cases) or 'no faults')
+    log.info('hil %s: starting sim_bridge and policy_node (logs in %s), then %s', robot,
+             log_dir, 'an identification run' if identify else
+             f'{1 + len(cases)} scenarios: nominal and '
+             f'{", ".join(c.name for c in cases) or "no faults"}')
     try:
-        result = _run_scenarios(hil, procs, policy, node_cfg, bridge_cfg, cases, duration_s,
-                                scenario or {}, tuple(expect))
+        result = (_run_identify(robot, procs, policy, node_cfg, bridge_cfg, scenario or {})
+                  if identify else
+                  _run_scenarios(hil, procs, policy, node_cfg, bridge_cfg, cases, duration_s,
+                                 scenario or {}, tuple(expect)))
     finally:
         for proc in procs:
             proc.stop()
@@ -158,6 +174,25 @@ def bridge_overrides(robot: str, sets: Sequence[str], bridge_cfg: dict) -> dict[
     if sets:
         validate(values)   # the bridge would refuse it after starting: say so before
     return out
+
+
+def variant_overrides(robot: str, values: dict[str, float], contract,
+                      bridge_cfg: dict) -> dict[str, str]:
+    """The bridge's -p overrides that make the simulated robot the variant values (box name
+    -> value; {}: none), with the policy's period and training physics step for delays
+    counted in them; ValueError naming what the bridge would refuse."""
+    if not values:
+        return {}
+    text = json.dumps(values)
+    tick_s, substep_s = 1.0 / contract.policy_rate_hz, 1.0 / contract.physics_rate_hz
+    p = {**declared_parameters(robot), **bridge_cfg, 'variant': text,
+         'policy_tick_s': tick_s, 'policy_substep_s': substep_s}
+    validate(p)
+    twin = bridge_of(robot)   # what only the model can refuse (a payload leaving no trunk)
+    variant_apply(twin.make_sim(p), p, twin.variant())
+    # single-quoted: -p values are YAML, and the mapping must reach the node as a string
+    return {'variant': f"'{text}'", 'policy_tick_s': repr(tick_s),
+            'policy_substep_s': repr(substep_s)}
 
 
 def record_overrides(record: str | Path | None) -> dict[str, str]:
@@ -283,6 +318,12 @@ def nominal_view(hil: RobotHil, run: dict) -> dict:
             'stall_limit_ms': run.get('stall_limit_ms', math.inf)}
 
 
+def stall_spans(mon: HilMonitor, t0_s: float) -> list[tuple[float, float]]:
+    """(start, end) steady times [s] of each stall the bridge reported since t0."""
+    return [(e['monotonic_s'] - 1e-3 * e['lag_ms'], e['monotonic_s'])
+            for e in mon.events_since(t0_s, 'stall')]
+
+
 def run_unstalled(mon: HilMonitor, node_cfg: dict, hil: RobotHil, sc, duration_s: float,
                   cases, floors: Sequence[Floor] = ()) -> tuple[dict, dict]:
     """The nominal run and each fault case's run, each rerun while it failed and the
@@ -291,10 +332,7 @@ def run_unstalled(mon: HilMonitor, node_cfg: dict, hil: RobotHil, sc, duration_s
     bound = hil.bound(sc)
     waits = QuietWaits()
 
-    def stalls_since(t0_s: float) -> list[tuple[float, float]]:
-        """(start, end) steady times [s] of each stall the bridge reported since t0."""
-        return [(e['monotonic_s'] - 1e-3 * e['lag_ms'], e['monotonic_s'])
-                for e in mon.events_since(t0_s, 'stall')]
+    stalls_since = partial(stall_spans, mon)
 
     def nominal() -> dict:
         """The robot's nominal run, and the span its node's loop statistics cover: from the
@@ -356,6 +394,45 @@ def _run_scenarios(hil: RobotHil, procs, policy: Path, node_cfg: dict, bridge_cf
         }
         result['verdict'] = hil_verdict(result, sc, hil.bound(sc), floors)
         return result
+    finally:
+        hil.stop(mon)
+        mon.close()
+        rclpy.try_shutdown()
+
+
+def _run_identify(robot: str, procs, policy: Path, node_cfg: dict, bridge_cfg: dict,
+                  overrides: dict) -> dict:
+    """Connect the monitor, wait for both nodes, run the robot's identification run."""
+    import rclpy
+
+    from sim2real.deploy.robots import robot_module
+    from sim2real.deploy.runtime import read_policy_contract
+    from sim2real.hil import identify
+    contract = read_policy_contract(policy)
+    hil = hil_of(robot)
+    sc = hil.scenario(node_cfg, bridge_cfg, **overrides)
+    sc.joint_names = tuple(contract.joint_names)
+    excitation = robot_module(robot, 'excitation').excitation(node_cfg)
+    log.info('identification run (%.0f s): %s', excitation.duration_s, excitation.what)
+    rclpy.init()
+    mon = HilMonitor('/' + node_cfg['command_topic'], **hil.monitor_args(node_cfg, contract))
+    try:
+        hil.start(mon)
+        _wait_ready(mon, procs)
+        t0 = time.monotonic()
+        limit = stall_limit_ms(node_cfg)
+        run = unstalled(lambda: hil.identify(mon, sc, excitation), partial(stall_spans, mon),
+                        limit, lambda out: identify.verdict(out)['passed'], QuietWaits())
+        disturbed = (run['simulator_stalls_ms'][-1] >= limit
+                     or host.disturbed(run['host_steal_shares'][-1]))
+        t_start, t_end = run['window_s']
+        return {'scenario': 'identify', 'excitation': excitation.what,
+                'excitation_s': round(t_end - t_start, 2), 'states_seen': run['states_seen'],
+                'fell': run['fell'], 'limit_violations': int(run['limit_violations']),
+                'simulator_stalls_ms': run['simulator_stalls_ms'],
+                'host_steal_shares': run['host_steal_shares'],
+                'wall_time_s': round(time.monotonic() - t0, 1),
+                'verdict': identify.verdict(run, disturbed)}
     finally:
         hil.stop(mon)
         mon.close()

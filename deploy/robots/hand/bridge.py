@@ -2,6 +2,7 @@
 
 from sim2real.assets import urdf_path
 from sim2real.deploy.bridge.params import RobotBridge
+from sim2real.deploy.robots.hand.variant import knobs
 from sim2real.deploy.robots.hand.bridge_sim import HandSim
 
 DEFAULTS = {
@@ -45,4 +46,4 @@ def make_sim(p: dict) -> HandSim:
 
 
 BRIDGE = RobotBridge(defaults=DEFAULTS, streams=('joint_states', 'cube_pose'), checks=checks,
-                     make_sim=make_sim)
+                     make_sim=make_sim, variant=knobs)

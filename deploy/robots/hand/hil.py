@@ -22,7 +22,7 @@ from std_msgs.msg import Float64MultiArray
 
 from sim2real import terms
 from sim2real.deploy import ros_msgs
-from sim2real.hil import joint_runs
+from sim2real.hil import identify as identify_run, joint_runs
 from sim2real.hil.monitor import HilMonitor
 from sim2real.hil.robot import RobotHil
 from sim2real.hil.scenarios import FaultCase, Scenario
@@ -120,6 +120,17 @@ def nominal(mon: HilMonitor, sc: Scenario, duration_s: float) -> dict:
             **joint_runs.run_figures(mon, sc, t_enable, t0, t1)}
 
 
+def identify(mon: HilMonitor, sc: Scenario, excitation) -> dict:
+    """Turn the cube for the excitation's duration after the soft start (no operator
+    command); what identify_run.verdict judges (a dropped cube is a fall)."""
+    t_enable = launch(mon)
+    time.sleep(sc.node['soft_start_s'])
+    t0, t1 = identify_run.play(excitation, lambda _command: None)
+    _, all_pos, _ = _cube(mon, t_enable, t1)
+    return {**joint_runs.run_figures(mon, sc, t_enable, t0, t1),
+            'fell': bool(cube_distance_max_m(all_pos) > DROP_DISTANCE_M), 'window_s': (t0, t1)}
+
+
 def _dropped(mon: HilMonitor, t0_s: float, t1_s: float) -> bool:
     """Whether the cube left the palm in [t0, t1] (measured from where it was at t0)."""
     _, pos, _ = _cube(mon, t0_s, t1_s)
@@ -142,7 +153,7 @@ HIL = RobotHil(
     faults=faults, scenario=scenario, policy_faults=policy_faults,
     monitor_args=lambda node, contract: {'command_type': Float64MultiArray,
                                          'decode': ros_msgs.from_float64_array},
-    nominal=nominal, fault_run=fault_run, result=result,
+    nominal=nominal, fault_run=fault_run, result=result, identify=identify,
     bound=lambda sc: NominalBound('cube_distance_max_m', DROP_DISTANCE_M,
                                   'cube distance from its rest position', 'm'),
     floors=lambda sc: (Floor('rotation_rad_per_10s', '>=',

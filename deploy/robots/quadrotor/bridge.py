@@ -3,6 +3,7 @@
 from sim2real.assets import urdf_path
 from sim2real.deploy.robots.quadrotor.cmd_vel_legacy import THRUST_MAPS
 from sim2real.deploy.bridge.params import RobotBridge
+from sim2real.deploy.robots.quadrotor.variant import knobs
 from sim2real.deploy.robots.quadrotor.bridge_sim import QuadrotorSim
 from sim2real.deploy.robots.quadrotor.faults import quadrotor_faults
 
@@ -46,4 +47,4 @@ def make_sim(p: dict) -> QuadrotorSim:
 
 
 BRIDGE = RobotBridge(defaults=DEFAULTS, streams=('imu', 'odom'), checks=checks,
-                     make_sim=make_sim, faults=quadrotor_faults)
+                     make_sim=make_sim, faults=quadrotor_faults, variant=knobs)

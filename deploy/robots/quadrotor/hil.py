@@ -18,13 +18,13 @@ import math
 import time
 
 import numpy as np
-from geometry_msgs.msg import Twist
+from geometry_msgs.msg import PointStamped, Twist
 from std_msgs.msg import Float64MultiArray
 
 from sim2real.deploy import ros_msgs
 from sim2real.deploy.robots.quadrotor.cmd_vel_legacy import thrust_map
 from sim2real.deploy.robots.quadrotor.ros_io import command_from_twist
-from sim2real.hil import joint_runs, metrics
+from sim2real.hil import identify as identify_run, joint_runs, metrics
 from sim2real.hil.monitor import HilMonitor
 from sim2real.hil.robot import RobotHil
 from sim2real.hil.scenarios import (
@@ -240,5 +240,21 @@ def result(run: dict, diag: dict) -> dict:
     return {'hover_error_m': run['hover_error_m'], 'max_hover_error_m': run['max_error_m']}
 
 
+def identify(mon: HilMonitor, sc: Scenario, excitation) -> dict:
+    """Launch, settle 1 s, fly the excitation's setpoints; what identify_run.verdict
+    judges."""
+    publisher = mon.publisher(PointStamped, '/' + sc.node['setpoint_topic'])
+    t_release = launch(mon)
+    time.sleep(1.0)
+    t0, t1 = identify_run.play(excitation, lambda pos_w: publisher.publish(
+        ros_msgs.make_point_stamped(pos_w, mon.now_s())))
+    times, pos, quat = _truth(mon, t_release, t1)
+    crashed = bool(len(pos) == 0 or pos[:, 2].min() < 0.03
+                   or metrics.tilt_rad(quat).max() > math.pi / 2)
+    return {'states_seen': sorted({s for _t, s in mon.window('states', t0, t1)}),
+            'fell': crashed, 'limit_violations': _violations(mon, sc, t_release, t1),
+            'window_s': (t0, t1)}
+
+
 HIL = RobotHil(faults=faults, scenario=scenario, monitor_args=monitor_args, nominal=nominal,
-               fault_run=fault_run, result=result, bound=bound)
+               fault_run=fault_run, result=result, bound=bound, identify=identify)

@@ -2,6 +2,7 @@
 
 from sim2real.assets import urdf_path
 from sim2real.deploy.bridge.params import RobotBridge
+from sim2real.deploy.robots.quadruped.variant import knobs
 from sim2real.deploy.robots.quadruped.bridge_sim import QuadrupedSim
 from sim2real.deploy.robots.quadruped.faults import quadruped_faults
 
@@ -36,4 +37,4 @@ def make_sim(p: dict) -> QuadrupedSim:
 
 
 BRIDGE = RobotBridge(defaults=DEFAULTS, streams=('joint_states', 'imu'), checks=checks,
-                     make_sim=make_sim, faults=quadruped_faults)
+                     make_sim=make_sim, faults=quadruped_faults, variant=knobs)

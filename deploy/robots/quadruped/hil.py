@@ -34,7 +34,7 @@ from std_msgs.msg import Float64MultiArray
 
 from sim2real import terms
 from sim2real.deploy import ros_msgs
-from sim2real.hil import joint_runs, metrics
+from sim2real.hil import identify as identify_run, joint_runs, metrics
 from sim2real.hil.monitor import HilMonitor
 from sim2real.hil.robot import RobotHil
 from sim2real.hil.scenarios import FaultCase, Scenario
@@ -167,6 +167,19 @@ def nominal(mon: HilMonitor, sc: Scenario, duration_s: float) -> dict:
         **joint_runs.run_figures(mon, sc, t_enable, t0, t1)}
 
 
+def identify(mon: HilMonitor, sc: Scenario, excitation) -> dict:
+    """Stand up, then walk the excitation's velocity commands; what identify_run.verdict
+    judges."""
+    t_enable = launch(mon)
+    mon.start_cmd_vel(0.0, 0.0, 0.0)
+    time.sleep(sc.node['soft_start_s'])
+    t0, t1 = identify_run.play(excitation, lambda command: mon.start_cmd_vel(*command))
+    mon.start_cmd_vel(*COMMAND_M_S)
+    pos, quat, _ = _truth(mon, t_enable, t1)
+    return {**joint_runs.run_figures(mon, sc, t_enable, t0, t1), 'fell': fell(pos, quat),
+            'window_s': (t0, t1)}
+
+
 def _inject(mon: HilMonitor, case: FaultCase) -> dict:
     """Switch the fault on; the onset as the bridge reports it (cmd_vel_loss: the monitor)."""
     if case.name == 'cmd_vel_loss':
@@ -227,5 +240,5 @@ HIL = RobotHil(faults=faults, scenario=scenario, monitor_args=monitor_args, nomi
                fault_run=fault_run, result=result, bound=bound,
                floors=lambda sc: (Floor('leg_odometry_vx_error_m_s', '<=',
                                         LEG_ODOMETRY_ERROR_M_S),),
-               start=lambda mon: mon.start_cmd_vel(*COMMAND_M_S),
+               identify=identify, start=lambda mon: mon.start_cmd_vel(*COMMAND_M_S),
                stop=lambda mon: mon.stop_cmd_vel())

@@ -43,6 +43,7 @@ SPEC_SIM_BRIDGE = {
     'fault_delay_s': 0.01, 'fault_delay_jitter_s': 0.005, 'fault_spike_s': 0.2,
     'sensor_latency_s': 0.0, 'sensor_latency_jitter_s': 0.0,
     'record_dir': '', 'base_mass_scale': 1.0, 'base_payload_kg': 0.0,
+    'variant': '', 'policy_tick_s': 0.0, 'policy_substep_s': 0.0,
 }
 
 
