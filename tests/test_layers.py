@@ -45,6 +45,7 @@ LAYERS = {
     'sim2real.deploy.bridge': 'deploy.bridge',
     'sim2real.deploy': 'deploy',
     'sim2real.hil': 'hil',
+    'sim2real.sysid': 'sysid',
     'sim2real.cli': 'cli',
 }
 """Module prefix -> layer (the longest prefix wins); a robot's deploy folder is split by
@@ -74,8 +75,9 @@ ALLOWED = {
     'deploy.bridge': ('base', 'sim', 'deploy.runtime'),
     'deploy': ('base', 'deploy.runtime', 'deploy.bridge'),
     'hil': ('base', 'deploy.runtime', 'deploy.bridge', 'deploy'),
+    'sysid': ('base', 'sim', 'mdp', 'tasks', 'deploy.runtime', 'deploy.bridge', 'deploy'),
     'cli': ('base', 'sim', 'mdp', 'tasks', 'rl', 'export', 'app', 'interop',
-            'deploy.runtime', 'deploy.bridge', 'deploy', 'hil'),
+            'deploy.runtime', 'deploy.bridge', 'deploy', 'hil', 'sysid'),
 }
 """Layer -> the layers it may import besides its own. Training (sim, mdp, tasks, rl, export,
 app; interop reads other stacks' runs into it) and deployment (deploy.runtime,

@@ -1,0 +1,1 @@
+"""System identification from flight logs: the sim-to-real gap and the robot's parameters."""
