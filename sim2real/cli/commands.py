@@ -248,7 +248,7 @@ def _replay_report(args, contents, rebuilt, result, summary: dict, verdict: str)
 
 
 def _variant(path: str | None) -> dict[str, float]:
-    """--variant FILE.yaml: box parameter -> value ({} without a file)."""
+    """--variant (or --params) FILE.yaml: box parameter -> value ({} without a file)."""
     if path is None:
         return {}
     from pathlib import Path
@@ -256,7 +256,7 @@ def _variant(path: str | None) -> dict[str, float]:
     try:
         return parse(Path(path).read_text())
     except VariantError as exc:
-        raise ValueError(f'--variant {path}: {exc}') from None
+        raise ValueError(f'{path}: {exc}') from None
 
 
 def cmd_excite(args: argparse.Namespace) -> int:
@@ -275,6 +275,18 @@ def cmd_excite(args: argparse.Namespace) -> int:
         write(f'excite {args.robot}: {verb} {summary["sent"] or summary["commands"]} '
               f'{summary["message"]} commands on {summary["topic"]} over '
               f'{summary["duration_s"]:.0f} s: {summary["what"]}')
+    return 0
+
+
+def cmd_gap(args: argparse.Namespace) -> int:
+    """The sim-to-real gap of a flight log in its task's simulator."""
+    from sim2real.cli.views import gap_view
+    from sim2real.sysid.flight import load_flight
+    from sim2real.sysid.gap import gap
+    flight = load_flight(args.log)
+    result = gap(flight, args.task or flight.contract.task, _variant(args.params),
+                 args.window, args.windows)
+    write_json(result.as_dict()) if args.json else write(gap_view(result, args.log))
     return 0
 
 

@@ -246,6 +246,21 @@ def _add_judges(sub, common) -> None:
                    help='say what would be sent, send nothing')
     _json_flag(p)
 
+    p = _verb(sub, 'gap', 'the sim-to-real gap of a flight log: its commands replayed in the '
+              "task's simulator over short windows from the logged states, per signal the "
+              'error against holding the start value', common, commands.cmd_gap)
+    p.add_argument('log', help="a node's flight log (.mcap, or the folder of a recording)")
+    p.add_argument('--task', default=None,
+                   help="the task whose simulator replays it (default: the log's contract's)")
+    p.add_argument('--params', default=None, metavar='FILE.yaml',
+                   help='box parameters of the simulated robot (the --variant format, e.g. '
+                        'an identified robot); default: nominal')
+    p.add_argument('--window', type=positive_float, default=0.5,
+                   help='length of a replay window [s]')
+    p.add_argument('--windows', type=positive_int, default=40,
+                   help='windows spread over the spans the policy was in control')
+    _json_flag(p)
+
     p = _verb(sub, 'replay', "re-run a flight log (the node's MCAP recording) through a fresh "
               'runtime: the same decisions to the last bit, or what another policy would have '
               'commanded', common, commands.cmd_replay)

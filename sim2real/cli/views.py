@@ -48,6 +48,20 @@ def hil_view(result: dict) -> str:
     return '\n'.join(lines)
 
 
+def gap_view(result, log: str) -> str:
+    """The gap per signal (replay and holding errors, their ratio) and overall."""
+    changed = result.params
+    rows = [(name, s.unit, f'{s.rms:.4g}', f'{s.held_rms:.4g}', f'{s.normalized:.3f}')
+            for name, s in result.signals.items()]
+    return '\n'.join([
+        f'gap {log}: {result.task}, {result.windows} windows of {result.window_s:g} s, '
+        + ('parameters ' + ', '.join(f'{k} {v:g}' for k, v in changed.items())
+           if changed else 'nominal parameters'), '',
+        table(rows, ('signal', 'unit', 'replay RMS', 'held RMS', 'gap')), '',
+        f'gap {result.gap:.3f} (0: the simulator matches the log; 1: no better than '
+        'holding each signal at its value at the start of the window)'])
+
+
 def _outcome(scenario: dict) -> str:
     """'pass', 'FAIL', or 'unjudged' for a scenario that could not be judged."""
     if scenario['passed']:

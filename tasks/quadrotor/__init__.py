@@ -28,7 +28,8 @@ def register_tasks() -> None:
         sac=_sac(SACCfg, PolicyCfg), learn_threads=2, act_threads=2)
     register(TaskSpec('quadrotor-hover', quadrotor_hover_cfg,
                       'Crazyflie-class quadrotor: reach and hold a target, recover from tilt '
-                      'and spin', train, acceptance(), actions=tuple(ACTIONS)))
+                      'and spin', train, acceptance(), actions=tuple(ACTIONS),
+                      sysid='sim2real.tasks.quadrotor.sysid'))
     # track trains with the same edge_prob 0.5 (it once collapsed at seed 0 after 200
     # iterations, before the firmware's thrust capping and the action-rate penalty; seed 0
     # now trains to eval success 1.0). Seed 0, 64 episodes per point: 600 iterations at 0.3
@@ -37,7 +38,8 @@ def register_tasks() -> None:
     # shipped track policy starts from the hover policy instead (policies/quadrotor_track.md)
     register(TaskSpec('quadrotor-track', quadrotor_track_cfg,
                       'Crazyflie-class quadrotor: follow random smooth trajectories',
-                      train, acceptance(), actions=tuple(ACTIONS)))
+                      train, acceptance(), actions=tuple(ACTIONS),
+                      sysid='sim2real.tasks.quadrotor.sysid'))
 
 
 def _sac(sac_cfg, policy_cfg):

@@ -62,6 +62,24 @@ class Commands:
     """(m, 4)."""
 
 
+URDF = 'quadrotor'
+"""The vehicle's URDF (sim2real.assets.urdf_path)."""
+
+
+def from_flight(flight) -> tuple[Measured, Commands]:
+    """The measured states and commands of a flight log (sim2real.sysid.flight.Flight):
+    odometry's pose and velocity, the IMU's body rates at the odometry's times (the node
+    reads body rates from the IMU; a bridge's odometry may leave them zero)."""
+    odom, imu = flight.streams['odom'], flight.streams['imu']
+    gyro = imu.values['ang_vel_b']
+    ok = np.isfinite(gyro).all(axis=1)
+    rates = np.stack([np.interp(odom.t_s, imu.t_s[ok], gyro[ok, j]) for j in range(3)],
+                     axis=1)
+    return (Measured(odom.t_s, odom.values['pos_w'], odom.values['quat_wxyz'],
+                     odom.values['lin_vel_b'], rates),
+            Commands(flight.tick_t_s, flight.commands))
+
+
 def _model(urdf: str, dt_s: float, params: dict):
     """The vehicle's model with the parameters' mass and inertia; its rotors and the
     nominal inertia (the rate loop's)."""
@@ -80,12 +98,14 @@ def _rates_at(measured: Measured, t_s: np.ndarray) -> np.ndarray:
                      for j in range(3)], axis=1)
 
 
-def replay(urdf: str, measured: Measured, commands: Commands, tick_s: float,
-           starts: np.ndarray, window_s: float, params: dict, dt_s: float = 0.002
+def replay(measured: Measured, commands: Commands, tick_s: float, starts: np.ndarray,
+           window_s: float, params: dict, dt_s: float = 0.002, urdf: str | None = None
            ) -> dict[str, list[np.ndarray]]:
     """Predicted signals (SIGNALS) at the measured samples in (t_start, t_start + window_s]
     of each window starting at measured sample index starts[i]: signal -> one (k_i, 3)
     array per window. params: PARAMETERS -> value (missing ones nominal)."""
+    from sim2real.assets import urdf_path
+    urdf = str(urdf_path(URDF)) if urdf is None else urdf
     params = {**NOMINAL, **params}
     model, rotors, inertia = _model(urdf, dt_s, params)
     n = len(starts)
@@ -160,4 +180,22 @@ def measured_signals(measured: Measured, starts: np.ndarray, window_s: float
         out['lin_vel_b'].append(measured.lin_vel_b[rows])
         out['attitude'].append(np.zeros_like(measured.pos_w[rows]))
         out['ang_vel_b'].append(measured.ang_vel_b[rows])
+    return out
+
+
+def held_signals(measured: Measured, starts: np.ndarray, window_s: float
+                 ) -> dict[str, list[np.ndarray]]:
+    """What replay() would predict if nothing changed in a window: each signal held at its
+    value at the window's start (the attitude: the measured rotation away from the start's);
+    the scale a gap is normalized by."""
+    out = {name: [] for name in SIGNALS}
+    for k in starts:
+        rows = slice(k + 1, np.searchsorted(measured.t_s, measured.t_s[k] + window_s + 1e-9))
+        count = rows.stop - rows.start
+        out['pos_w'].append(np.repeat(measured.pos_w[k][None], count, axis=0))
+        out['lin_vel_b'].append(np.repeat(measured.lin_vel_b[k][None], count, axis=0))
+        inverse = terms.quat_conjugate(measured.quat_wxyz[rows])
+        out['attitude'].append(np.array([rotation_vector(q) for q in terms.quat_mul(
+            inverse, np.repeat(measured.quat_wxyz[k][None], count, axis=0))]))
+        out['ang_vel_b'].append(np.repeat(measured.ang_vel_b[k][None], count, axis=0))
     return out

@@ -31,7 +31,8 @@ def test_a_heavier_weaker_later_quadrotor_flies_its_identification_run(tmp_path)
     """mass x1.15, thrust x0.9, 2 ticks of action delay (inside the box): the 50 s
     identification run passes (no fallback, no crash, no limit violation); the vehicle went
     +-0.4 m from its target on every axis; the truth log's metadata holds each value and the
-    true mass 0.027 x 1.15 kg."""
+    true mass 0.027 x 1.15 kg. `sim2real gap` of the node's log: the nominal simulator
+    misses it (gap > 0.3), the variant's parameters match it (gap < 0.05, 10x smaller)."""
     variant = _variant(tmp_path, 'mass_scale: 1.15\nthrust_scale: 0.9\naction_delay_ticks: 2\n')
     proc = run_cli('hil', 'quadrotor', '--policy', POLICY, '--scenario', 'identify',
                    '--variant', variant, '--record', tmp_path / 'rec', '--json',
@@ -51,6 +52,12 @@ def test_a_heavier_weaker_later_quadrotor_flies_its_identification_run(tmp_path)
                     if m.topic == '/sim2real/truth'])
     reach = pos.max(axis=0) - pos.min(axis=0)
     assert (reach > 0.7).all(), reach
+    nominal = json_line(run_cli('gap', tmp_path / 'rec' / 'policy_node', '--json',
+                                cwd=tmp_path).stdout)
+    true = json_line(run_cli('gap', tmp_path / 'rec' / 'policy_node', '--params', variant,
+                             '--json', cwd=tmp_path).stdout)
+    assert nominal['gap'] > 0.3 and true['gap'] < 0.05, (nominal, true)
+    assert true['gap'] < nominal['gap'] / 10 and true['windows'] == 40
 
 
 @pytest.mark.parametrize('text, message', [

@@ -71,7 +71,7 @@ def flight():
 def _rms(params: dict, flight) -> dict[str, float]:
     """RMS error per signal of the replay with params."""
     measured, commands, starts, meas = flight
-    pred = replay(str(urdf_path('quadrotor')), measured, commands, TICK_S, starts, 0.3, params)
+    pred = replay(measured, commands, TICK_S, starts, 0.3, params)
     return {k: float(np.sqrt(np.mean(np.concatenate(
         [p - q for p, q in zip(pred[k], meas[k])]) ** 2))) for k in pred}
 
