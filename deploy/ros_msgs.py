@@ -286,6 +286,6 @@ def subscribe_joint_targets(node, topic: str, sim) -> None:
     def on_targets(msg: Float64MultiArray, info: dict) -> None:
         now_s = arrival_steady_s(info)
         targets = from_float64_array(msg)
-        node.apply_command(lambda: sim.set_targets(targets, now_s), now_s,
+        node.apply_command(lambda t_s: sim.set_targets(targets, t_s), now_s,
                            'non-finite or mis-sized targets')
     node.subscribe_command(Float64MultiArray, topic, on_targets)

@@ -262,15 +262,15 @@ class SimBridge(Node):
         self._command_subs.append(self.create_subscription(msg_type, topic, callback, 10))
 
     def apply_command(self, apply, now_s: float, refused: str) -> None:
-        """Call apply() for a command that arrived at now_s unless command_loss is active
-        (after the variant's command delay); warn (throttled) when it refuses the command
-        (returns False)."""
+        """apply(t) for a command that arrived at now_s unless command_loss is active, t the
+        time the twin receives it (now_s, or later by the variant's command delay); warn
+        (throttled) when it refuses the command (returns False)."""
         if not self.faults.commands_allowed(now_s):
             self.discarded_commands += 1
             return
 
-        def applied() -> None:
-            if not apply():
+        def applied(received_s: float) -> None:
+            if not apply(received_s):
                 self.get_logger().warning(f'{refused} refused', throttle_duration_sec=1.0)
         self.command_delay.offer(applied, now_s)
 

@@ -18,11 +18,12 @@ class CommandDelay:
         self.delay_s = delay_s
         self._held: deque = deque()
 
-    def offer(self, apply: Callable[[], None], arrived_s: float) -> None:
-        """A command that arrived at arrived_s [s, steady clock]: applied now (no delay) or
-        by release() once its time has come."""
+    def offer(self, apply: Callable[[float], None], arrived_s: float) -> None:
+        """A command that arrived at arrived_s [s, steady clock]: apply(arrived_s) now (no
+        delay), or apply(arrived_s + delay_s) by release() once that time has come (the
+        time the robot's driver receives it: its watchdog counts from then)."""
         if self.delay_s == 0:
-            apply()
+            apply(arrived_s)
         else:
             self._held.append((arrived_s + self.delay_s, apply))
 
@@ -30,7 +31,8 @@ class CommandDelay:
         """Apply the held commands due by now_s [s], oldest first; how many."""
         done = 0
         while self._held and self._held[0][0] <= now_s + 1e-9:
-            self._held.popleft()[1]()
+            due_s, apply = self._held.popleft()
+            apply(due_s)
             done += 1
         return done
 

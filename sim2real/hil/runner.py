@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from functools import partial
 import json
 import logging
@@ -366,18 +367,12 @@ def _progress(number: int, total: int, line: str, since_s: float) -> None:
 def _run_scenarios(hil: RobotHil, procs, policy: Path, node_cfg: dict, bridge_cfg: dict,
                    cases, duration_s: float, overrides: dict, expect: tuple) -> dict:
     """Connect the monitor, wait for both nodes, run the nominal scenario and each fault."""
-    import rclpy
-
     from sim2real.deploy.runtime import read_policy_contract
     contract = read_policy_contract(policy)
     sc = hil.scenario(node_cfg, bridge_cfg, **overrides)
     sc.joint_names = tuple(contract.joint_names)
     floors = merge_floors(hil.floors(sc), expect)
-    rclpy.init()
-    mon = HilMonitor('/' + node_cfg['command_topic'], **hil.monitor_args(node_cfg, contract))
-    try:
-        hil.start(mon)
-        _wait_ready(mon, procs)
+    with _monitor(hil, procs, node_cfg, contract) as mon:
         t0 = time.monotonic()
         run, fault_results = run_unstalled(mon, node_cfg, hil, sc, duration_s, cases, floors)
         result = {
@@ -394,6 +389,19 @@ def _run_scenarios(hil: RobotHil, procs, policy: Path, node_cfg: dict, bridge_cf
         }
         result['verdict'] = hil_verdict(result, sc, hil.bound(sc), floors)
         return result
+
+
+@contextmanager
+def _monitor(hil: RobotHil, procs, node_cfg: dict, contract):
+    """The HIL monitor, connected, the robot's start done and both nodes up; closed (the
+    robot's stop first) when the block ends."""
+    import rclpy
+    rclpy.init()
+    mon = HilMonitor('/' + node_cfg['command_topic'], **hil.monitor_args(node_cfg, contract))
+    try:
+        hil.start(mon)
+        _wait_ready(mon, procs)
+        yield mon
     finally:
         hil.stop(mon)
         mon.close()
@@ -403,8 +411,6 @@ def _run_scenarios(hil: RobotHil, procs, policy: Path, node_cfg: dict, bridge_cf
 def _run_identify(robot: str, procs, policy: Path, node_cfg: dict, bridge_cfg: dict,
                   overrides: dict) -> dict:
     """Connect the monitor, wait for both nodes, run the robot's identification run."""
-    import rclpy
-
     from sim2real.deploy.robots import robot_module
     from sim2real.deploy.runtime import read_policy_contract
     from sim2real.hil import identify
@@ -414,11 +420,7 @@ def _run_identify(robot: str, procs, policy: Path, node_cfg: dict, bridge_cfg: d
     sc.joint_names = tuple(contract.joint_names)
     excitation = robot_module(robot, 'excitation').excitation(node_cfg)
     log.info('identification run (%.0f s): %s', excitation.duration_s, excitation.what)
-    rclpy.init()
-    mon = HilMonitor('/' + node_cfg['command_topic'], **hil.monitor_args(node_cfg, contract))
-    try:
-        hil.start(mon)
-        _wait_ready(mon, procs)
+    with _monitor(hil, procs, node_cfg, contract) as mon:
         t0 = time.monotonic()
         limit = stall_limit_ms(node_cfg)
         run = unstalled(lambda: hil.identify(mon, sc, excitation), partial(stall_spans, mon),
@@ -433,10 +435,6 @@ def _run_identify(robot: str, procs, policy: Path, node_cfg: dict, bridge_cfg: d
                 'host_steal_shares': run['host_steal_shares'],
                 'wall_time_s': round(time.monotonic() - t0, 1),
                 'verdict': identify.verdict(run, disturbed)}
-    finally:
-        hil.stop(mon)
-        mon.close()
-        rclpy.try_shutdown()
 
 
 def ood_figures(diag: dict) -> dict[str, float]:

@@ -48,7 +48,7 @@ class QuadrotorBridgeIo:
         thrust_n, rates = command_from_twist(msg, self.thrust_map)
         now_s = ros_msgs.arrival_steady_s(info)
         self.node.apply_command(
-            lambda: self.sim.set_command('thrust_body_rates', [thrust_n, *rates], now_s),
+            lambda t_s: self.sim.set_command('thrust_body_rates', [thrust_n, *rates], t_s),
             now_s, 'non-finite command')
 
     def _on_speeds(self, msg: Float64MultiArray, info: dict) -> None:
@@ -59,7 +59,7 @@ class QuadrotorBridgeIo:
                 f'rotor speed command of size {speeds.size}, expected 4')
             return
         now_s = ros_msgs.arrival_steady_s(info)
-        self.node.apply_command(lambda: self.sim.set_command('rotor_speeds', speeds, now_s),
+        self.node.apply_command(lambda t_s: self.sim.set_command('rotor_speeds', speeds, t_s),
                                 now_s, 'non-finite command')
 
 

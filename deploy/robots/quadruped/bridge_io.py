@@ -39,7 +39,7 @@ class QuadrupedBridgeIo:
     def _on_gains(self, kind: str, msg: Float64MultiArray, info: dict) -> None:
         """kp [N m/rad] or kd [N m s/rad] per joint (JOINT_ORDER)."""
         gains = ros_msgs.from_float64_array(msg)
-        self.node.apply_command(lambda: self.sim.set_gains(kind, gains),
+        self.node.apply_command(lambda _t_s: self.sim.set_gains(kind, gains),
                                 ros_msgs.arrival_steady_s(info), f'invalid {kind}')
 
 

@@ -121,16 +121,16 @@ def test_held_commands_are_applied_after_the_delay_in_order():
     what is held; no delay applies at once."""
     applied = []
     delay = CommandDelay(0.03)
-    delay.offer(lambda: applied.append('a'), 0.0)
-    delay.offer(lambda: applied.append('b'), 0.01)
+    delay.offer(lambda t: applied.append(('a', t)), 0.0)
+    delay.offer(lambda t: applied.append(('b', t)), 0.01)
     assert delay.release(0.029) == 0 and applied == []
-    assert delay.release(0.03) == 1 and applied == ['a']
-    assert delay.release(0.05) == 1 and applied == ['a', 'b']
-    delay.offer(lambda: applied.append('c'), 0.06)
+    assert delay.release(0.03) == 1 and applied == [('a', 0.03)]
+    assert delay.release(0.05) == 1 and applied == [('a', 0.03), ('b', 0.04)]
+    delay.offer(lambda t: applied.append(('c', t)), 0.06)
     delay.clear()
     assert delay.release(1.0) == 0 and len(delay) == 0
-    CommandDelay(0.0).offer(lambda: applied.append('now'), 0.0)
-    assert applied[-1] == 'now'
+    CommandDelay(0.0).offer(lambda t: applied.append(('now', t)), 0.5)
+    assert applied[-1] == ('now', 0.5)
     with pytest.raises(ValueError, match='>= 0'):
         CommandDelay(-0.01)
 
