@@ -208,6 +208,19 @@ def quat_from_rotvec(rotvec_rad):
     return xp.concat([xp.cos(half), rotvec_rad * k], axis=-1)
 
 
+def quat_to_rotvec(quat_wxyz):
+    """Rotation vectors (..., 3) (axis x angle [rad], angle in [0, pi]) of unit quaternions
+    (..., 4); quat_from_rotvec's inverse."""
+    xp = namespace(quat_wxyz)
+    sign = xp.where(quat_wxyz[..., :1] < 0, -1.0, 1.0)
+    w, vec = sign * quat_wxyz[..., :1], sign * quat_wxyz[..., 1:]
+    sin_half = xp.sqrt(xp.sum(vec * vec, axis=-1, keepdims=True))
+    # angle / sin(angle/2) -> 2 as the angle -> 0
+    safe = xp.where(sin_half > 1e-12, sin_half, 1.0)
+    k = xp.where(sin_half > 1e-12, 2.0 * xp.atan2(sin_half, w) / safe, 2.0)
+    return vec * k
+
+
 def quat_angle_rad(a_wxyz, b_wxyz):
     """Angle [rad] in [0, pi] of the rotation between two orientations (unit quaternions,
     (..., 4)): 2 atan2(|vec(a b^-1)|, |w(a b^-1)|)."""

@@ -41,8 +41,9 @@ class TaskSpec:
     """'module:function' building this task's Isaac Lab env config from its task file
     (sim2real.isaaclab; imported only in an Isaac Lab venv), or None."""
     sysid: str | None = None
-    """Module of the task's identification plant (`sim2real gap`, `sim2real sysid`: its
-    SIGNALS, PARAMETERS, from_flight, replay, measured_signals, held_signals), or None."""
+    """Module of the task's identification plant (`sim2real gap`: its SIGNALS, PARAMETERS,
+    NOMINAL, BOUNDS, WARM_S, from_flight, replay, measured_signals, held_signals), or
+    None."""
 
     def __post_init__(self):
         """Only known kinds of points ('kind' or 'kind:parameter' for one parameter's)."""

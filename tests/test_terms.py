@@ -122,3 +122,14 @@ def test_action_maps_are_the_same_on_torch_and_numpy():
     np.testing.assert_allclose(target, [-0.15, -0.8, 1.75, 0.5])
     assert terms.joint_offset_target(torch.from_numpy(default), torch.from_numpy(scale),
                                      torch.from_numpy(a)).numpy().tolist() == target.tolist()
+
+
+def test_a_rotation_vector_survives_the_quaternion_and_back():
+    """quat_to_rotvec(quat_from_rotvec(r)) == r for 0.6 rad, 3 rad, 1e-9 rad and none, with
+    either sign of the quaternion; on torch as on numpy."""
+    r = np.array([[0.3, -0.2, 0.5], [3.0, 0.1, 0.0], [1e-9, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    q = terms.quat_from_rotvec(r)
+    np.testing.assert_allclose(terms.quat_to_rotvec(q), r, atol=1e-15)
+    np.testing.assert_allclose(terms.quat_to_rotvec(-q), r, atol=1e-15)
+    np.testing.assert_allclose(terms.quat_to_rotvec(torch.from_numpy(q)).numpy(), r,
+                               atol=1e-15)

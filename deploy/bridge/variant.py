@@ -81,6 +81,11 @@ def parse(text: str) -> dict[str, float]:
                            f'{type(values).__name__}')
     out = {}
     for name, value in values.items():
+        if isinstance(value, str):   # YAML 1.1 reads 9e-1 (no dot) as a string
+            try:
+                value = float(value)
+            except ValueError:
+                pass
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise VariantError(f'variant {name}: {value!r} is not a number')
         out[str(name)] = float(value)

@@ -86,8 +86,9 @@ class _Now:
 
 class RecordingRuntime:
     """A Runtime whose put, step, enable, disable and estop are also logged to a recorder
-    (everything else is the runtime's own). With a backlog, records are encoded when it is
-    drained (Backlog); without, at once."""
+    (everything else is the runtime's own). With a backlog, records are packed and handed
+    to the writer process (which encodes them) when it is drained (Backlog); without, at
+    once."""
 
     def __init__(self, runtime, recorder: Recorder, backlog: Backlog | None = None):
         """Register the three channels."""

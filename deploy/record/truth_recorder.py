@@ -29,7 +29,7 @@ class TruthRecorder:
         its variant (box name -> value, `bridge.variant`)."""
         from pathlib import Path
         metadata = {**{f'physical.{k}': str(v) for k, v in (physical or {}).items()},
-                    **{f'variant.{k}': f'{v:g}' for k, v in (variant or {}).items()},
+                    **{f'variant.{k}': repr(float(v)) for k, v in (variant or {}).items()},
                     'robot': params['robot'], 'version': __version__,
                     'physics_rate_hz': f'{params["physics_rate_hz"]:g}',
                     'ground_truth_rate_hz': f'{params["ground_truth_rate_hz"]:g}',

@@ -263,7 +263,7 @@ def cmd_excite(args: argparse.Namespace) -> int:
     """Send a robot's identification commands to its policy node."""
     from sim2real.hil.excite import excite, node_params
     from sim2real.hil.runner import params_path
-    params = node_params(args.params or params_path(args.robot), args.node_name)
+    params = node_params(args.robot, args.params or params_path(args.robot), args.node_name)
     summary = excite(args.robot, params, dry_run=args.dry_run)
     if args.json:
         write_json(summary)
@@ -294,6 +294,13 @@ def cmd_hil(args: argparse.Namespace) -> int:
     """Fly a policy through the ROS 2 node against the simulated robot, with faults."""
     from sim2real.cli.views import hil_verdict_text, hil_view
     from sim2real.hil.runner import run_hil
+    if args.scenario == 'identify':
+        if args.faults != 'all' or args.expect:
+            raise ValueError('--scenario identify runs no fault and judges no nominal figure: '
+                             'leave out --faults and --expect')
+        if args.record is None:
+            log.warning('--scenario identify without --record: the run leaves no log to '
+                        'identify the robot from')
     result = run_hil(args.robot, args.policy, duration_s=args.duration, faults=args.faults,
                      params_file=args.params, log_dir=args.log_dir, expect=args.expect,
                      record=args.record, bridge=args.bridge, variant=_variant(args.variant),

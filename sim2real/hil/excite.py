@@ -25,13 +25,18 @@ WAIT_S = 5.0
 """Longest wait for the node's subscription to the operator topic [s]."""
 
 
-def node_params(path: Path, node_name: str = 'policy_node') -> dict:
-    """The node's ros__parameters in a ROS 2 parameter file; ValueError when missing."""
+def node_params(robot: str, path: Path, node_name: str = 'policy_node') -> dict:
+    """The node's parameters: its ros__parameters in a ROS 2 parameter file over the
+    robot's defaults (a file may leave topics at theirs); ValueError when the file has no
+    such section."""
+    import dataclasses
     raw = yaml.safe_load(Path(path).read_text(encoding='utf-8')) or {}
     try:
-        return dict(raw[node_name]['ros__parameters'])
+        given = dict(raw[node_name]['ros__parameters'])
     except (KeyError, TypeError):
         raise ValueError(f'{path}: no {node_name} ros__parameters') from None
+    defaults = dataclasses.asdict(robot_module(robot, 'runtime').RUNTIME.params_cls())
+    return {**defaults, **given}
 
 
 def _message(excitation: Excitation):

@@ -20,14 +20,20 @@ from sim2real.hil.verdicts import INCONCLUSIVE
 
 
 def play(excitation: Excitation, send: Callable[[np.ndarray], None]) -> tuple[float, float]:
-    """Send each of the excitation's commands at its time from now (a late one at once, never
-    bunched up to catch up), then wait out its duration; the steady start and end [s]."""
+    """Send each of the excitation's commands at its time from now, then wait out its
+    duration; the steady start and end [s]. After a stall only the newest command that is
+    due goes out (the older ones are skipped, never sent in a burst to catch up)."""
     t0_s = time.monotonic()
-    for t_s, value in zip(excitation.times_s, excitation.values):
-        late_s = time.monotonic() - (t0_s + t_s)
+    times_s = excitation.times_s
+    index = 0
+    while index < len(times_s):
+        late_s = time.monotonic() - (t0_s + times_s[index])
         if late_s < 0:
             time.sleep(-late_s)
-        send(value)
+        due = int(np.searchsorted(times_s, time.monotonic() - t0_s, side='right')) - 1
+        index = max(index, due)
+        send(excitation.values[index])
+        index += 1
     time.sleep(max(0.0, t0_s + excitation.duration_s - time.monotonic()))
     return t0_s, time.monotonic()
 

@@ -56,11 +56,17 @@ class GapResult:
         return float(np.mean([s.normalized for s in self.signals.values()]))
 
     def as_dict(self) -> dict:
-        """The JSON form: every figure, the overall gap first."""
-        return {'gap': self.gap, 'task': self.task, 'params': self.params,
+        """The JSON form: every figure, the overall gap first (a gap that could not be
+        formed, a signal that never moved, as None)."""
+        return {'gap': _finite(self.gap), 'task': self.task, 'params': self.params,
                 'windows': self.windows, 'window_s': self.window_s,
-                'signals': {name: {**asdict(s), 'normalized': s.normalized}
+                'signals': {name: {**asdict(s), 'normalized': _finite(s.normalized)}
                             for name, s in self.signals.items()}}
+
+
+def _finite(value: float) -> float | None:
+    """value, or None where it is not finite (JSON has no infinity)."""
+    return value if np.isfinite(value) else None
 
 
 def plant_of(task: str):
@@ -72,14 +78,25 @@ def plant_of(task: str):
     return importlib.import_module(spec.sysid)
 
 
+GAP_PERIODS = 3.0
+"""A window (with its warm-up) whose samples pause longer than this many sample periods is
+left out: a stalled simulator or a lost link moved on without the log."""
+
+
 def window_starts(flight: Flight, times_s: np.ndarray, window_s: float, count: int,
                   warm_s: float) -> np.ndarray:
     """Indices into times_s of up to count window starts, evenly spread over the spans the
     policy was in control, each with warm_s of log before it and window_s after it inside
-    its span; ValueError when none fits."""
+    its span and no pause in its samples (GAP_PERIODS); ValueError when none fits."""
     candidates = np.zeros(len(times_s), dtype=bool)
     for start_s, end_s in flight.active_spans():
         candidates |= (times_s >= start_s + warm_s) & (times_s <= end_s - window_s)
+    steps = np.diff(times_s)
+    if len(steps):
+        pauses = times_s[1:][steps > GAP_PERIODS * np.median(steps)]
+        for pause_s in pauses:   # no window (or its warm-up) may reach over a pause
+            candidates &= ~((times_s > pause_s - window_s - 1e-9)
+                            & (times_s < pause_s + warm_s + 1e-9))
     index = np.flatnonzero(candidates)
     if not len(index):
         raise ValueError(f'no {window_s:g} s window with {warm_s:g} s before it in a span '
@@ -94,10 +111,7 @@ def gap(flight: Flight, task: str, params: dict | None = None, window_s: float =
     nominal)."""
     plant = plant_of(task)
     params = dict(params or {})
-    unknown = sorted(set(params) - set(plant.PARAMETERS))
-    if unknown:
-        raise ValueError(f'parameters {unknown} are not those of the {task} plant: '
-                         f'{", ".join(plant.PARAMETERS)}')
+    check_params(params, plant, task)
     measured, commands = plant.from_flight(flight)
     starts = window_starts(flight, measured.t_s, window_s, count, plant.WARM_S)
     predicted = plant.replay(measured, commands, flight.tick_s, starts, window_s, params)
@@ -109,7 +123,25 @@ def gap(flight: Flight, task: str, params: dict | None = None, window_s: float =
     return GapResult(task, params, len(starts), window_s, signals)
 
 
+def check_params(params: dict, plant, task: str) -> None:
+    """ValueError naming a parameter the plant does not take, or a value outside its
+    BOUNDS (a *_ticks parameter must be a whole number)."""
+    unknown = sorted(set(params) - set(plant.PARAMETERS))
+    if unknown:
+        raise ValueError(f'parameters {unknown} are not those of the {task} plant: '
+                         f'{", ".join(plant.PARAMETERS)}')
+    for name, value in params.items():
+        low, high = plant.BOUNDS[name]
+        if not (np.isfinite(value) and low <= value <= high):
+            raise ValueError(f'{name}={value:g}: the {task} plant takes {low:g} to {high:g}')
+        if name.endswith('_ticks') and value != round(value):
+            raise ValueError(f'{name}={value:g}: must be a whole number')
+
+
 def _rms(predicted: list[np.ndarray], actual: list[np.ndarray]) -> float:
     """RMS of the differences over every window and component."""
+    for p, a in zip(predicted, actual):
+        if p.shape != a.shape:
+            raise RuntimeError(f'a window predicted {p.shape} samples for {a.shape} measured')
     return float(np.sqrt(np.mean(np.concatenate(
         [(p - a).ravel() for p, a in zip(predicted, actual)]) ** 2)))

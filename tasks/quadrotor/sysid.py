@@ -27,6 +27,13 @@ PARAMETERS = ('mass_scale', 'inertia_scale', 'thrust_scale', 'motor_tau_scale',
 """The box parameters the plant takes (the others are nominal)."""
 NOMINAL = {'mass_scale': 1.0, 'inertia_scale': 1.0, 'thrust_scale': 1.0,
            'motor_tau_scale': 1.0, 'action_delay_ticks': 0.0}
+BOUNDS = {'mass_scale': (0.1, 10.0), 'inertia_scale': (0.1, 10.0),
+          'thrust_scale': (0.1, 10.0), 'motor_tau_scale': (0.1, 10.0),
+          'action_delay_ticks': (0.0, 20.0)}
+"""Values the plant takes, (lowest, highest); a *_ticks parameter is a whole number."""
+COMMAND = 'thrust_body_rates'
+"""The command the plant replays: [collective thrust N, body rates rad/s] (a rotor-speed
+policy's commands are not replayed yet)."""
 WARM_S = 1.0
 """Warm-up of the motors and the rate loop before each window [s]: 10 nominal motor time
 constants (with half of that, a climb's motor transient still missed a window's position by
@@ -70,11 +77,20 @@ def from_flight(flight) -> tuple[Measured, Commands]:
     """The measured states and commands of a flight log (sim2real.sysid.flight.Flight):
     odometry's pose and velocity, the IMU's body rates at the odometry's times (the node
     reads body rates from the IMU; a bridge's odometry may leave them zero)."""
-    odom, imu = flight.streams['odom'], flight.streams['imu']
-    gyro = imu.values['ang_vel_b']
-    ok = np.isfinite(gyro).all(axis=1)
-    rates = np.stack([np.interp(odom.t_s, imu.t_s[ok], gyro[ok, j]) for j in range(3)],
-                     axis=1)
+    if flight.contract.action.kind != COMMAND:
+        raise ValueError(f'the quadrotor plant replays {COMMAND} commands; this policy sends '
+                         f'{flight.contract.action.kind}')
+    if 'odom' not in flight.streams:
+        raise ValueError('the quadrotor plant needs the odom stream; the log has '
+                         f'{", ".join(flight.streams) or "none"}')
+    odom = flight.streams['odom']
+    rates = odom.values['ang_vel_b']
+    if 'imu' in flight.streams:   # the IMU's where there is one: odometry's may be zeros
+        imu = flight.streams['imu']
+        gyro = imu.values['ang_vel_b']
+        ok = np.isfinite(gyro).all(axis=1)
+        rates = np.stack([np.interp(odom.t_s, imu.t_s[ok], gyro[ok, j]) for j in range(3)],
+                         axis=1)
     return (Measured(odom.t_s, odom.values['pos_w'], odom.values['quat_wxyz'],
                      odom.values['lin_vel_b'], rates),
             Commands(flight.tick_t_s, flight.commands))
@@ -136,7 +152,8 @@ def replay(measured: Measured, commands: Commands, tick_s: float, starts: np.nda
     ends = [np.searchsorted(measured.t_s, t0[i] + window_s + 1e-9) for i in range(n)]
     taken = [k + 1 for k in starts]
     out = {name: [[] for _ in range(n)] for name in SIGNALS}
-    for step in range(int(round(window_s / dt_s))):
+    # every sample in (t0, t0 + window] is taken at the first step end at or after it
+    for step in range(int(np.ceil(window_s / dt_s - 1e-9))):
         t = t0 + step * dt_s
         act.command = command_at(t)
         ctrl = act.substep(np.array([d.qvel[3:6] for d in datas]), dt_s)
@@ -156,17 +173,8 @@ def _take(out: dict, i: int, data: mujoco.MjData, measured: Measured, k: int) ->
     out['pos_w'][i].append(data.qpos[:3].copy())
     out['lin_vel_b'][i].append(terms.rotate_world_to_body(rotmat, data.qvel[:3]))
     relative = terms.quat_mul(terms.quat_conjugate(measured.quat_wxyz[k]), quat)
-    out['attitude'][i].append(rotation_vector(relative))
+    out['attitude'][i].append(terms.quat_to_rotvec(relative))
     out['ang_vel_b'][i].append(data.qvel[3:6].copy())
-
-
-def rotation_vector(quat_wxyz: np.ndarray) -> np.ndarray:
-    """The rotation vector [rad] (axis x angle, angle in [0, pi]) of a unit quaternion."""
-    quat = quat_wxyz if quat_wxyz[0] >= 0 else -quat_wxyz
-    sin_half = float(np.linalg.norm(quat[1:]))
-    if sin_half < 1e-12:
-        return 2.0 * quat[1:]
-    return quat[1:] * (2.0 * np.arctan2(sin_half, quat[0]) / sin_half)
 
 
 def measured_signals(measured: Measured, starts: np.ndarray, window_s: float
@@ -195,7 +203,7 @@ def held_signals(measured: Measured, starts: np.ndarray, window_s: float
         out['pos_w'].append(np.repeat(measured.pos_w[k][None], count, axis=0))
         out['lin_vel_b'].append(np.repeat(measured.lin_vel_b[k][None], count, axis=0))
         inverse = terms.quat_conjugate(measured.quat_wxyz[rows])
-        out['attitude'].append(np.array([rotation_vector(q) for q in terms.quat_mul(
-            inverse, np.repeat(measured.quat_wxyz[k][None], count, axis=0))]))
+        out['attitude'].append(terms.quat_to_rotvec(terms.quat_mul(
+            inverse, np.repeat(measured.quat_wxyz[k][None], count, axis=0))))
         out['ang_vel_b'].append(np.repeat(measured.ang_vel_b[k][None], count, axis=0))
     return out

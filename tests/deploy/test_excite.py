@@ -59,6 +59,19 @@ def test_the_quadruped_walks_every_command_inside_its_training_ranges():
     assert not e.values[0].any() and not e.values[-1].any()
 
 
+def test_a_parameter_file_may_leave_the_topics_at_their_defaults(tmp_path):
+    """A real robot's file naming only its policy: the plan uses the node's default
+    setpoint topic and hover target; a file without the node's section is refused."""
+    from sim2real.hil.excite import node_params, plan
+    path = tmp_path / 'robot.yaml'
+    path.write_text('policy_node:\n  ros__parameters:\n    policy_file: p.onnx\n')
+    _, summary = plan('quadrotor', node_params('quadrotor', path))
+    assert summary['topic'] == '/setpoint' and summary['commands'] == 2500
+    path.write_text('other_node: {}\n')
+    with pytest.raises(ValueError, match='no policy_node ros__parameters'):
+        node_params('quadrotor', path)
+
+
 def test_the_hand_runs_its_ordinary_rotation():
     """No operator command; 40 s."""
     e = _excitation('hand', {})
@@ -66,13 +79,24 @@ def test_the_hand_runs_its_ordinary_rotation():
 
 
 def test_the_schedule_is_kept_and_a_late_command_is_not_bunched():
-    """10 commands 30 ms apart: each sent within 15 ms of its time; the run lasts its 0.4 s."""
-    e = Excitation('s', 't', 'Twist', np.arange(10) * 0.03, np.zeros((10, 3)), 0.4, 'test')
+    """10 commands 30 ms apart: each sent within 15 ms of its time; the run lasts its 0.4 s.
+    A send that stalls 100 ms at the second command: the 3rd and 4th, due meanwhile, are
+    skipped, the newest due (the 5th) goes out, the rest on time."""
+    e = Excitation('s', 't', 'Twist', np.arange(10) * 0.03, np.arange(10.0)[:, None], 0.4,
+                   'test')
     sent = []
-    t0, t1 = play(e, lambda _v: sent.append(time.monotonic()))
+    t0, t1 = play(e, lambda v: sent.append(time.monotonic()))
     late = np.array(sent) - (t0 + e.times_s)
     assert len(sent) == 10 and late.min() >= 0 and late.max() < 0.015
     assert t1 - t0 == pytest.approx(0.4, abs=0.02)
+    values = []
+
+    def stalls(v):
+        values.append(float(v[0]))
+        if len(values) == 2:
+            time.sleep(0.1)
+    play(e, stalls)
+    assert values[:3] == [0.0, 1.0, 4.0] and values[3:] == [5.0, 6.0, 7.0, 8.0, 9.0]
 
 
 SENDER = """

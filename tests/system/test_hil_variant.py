@@ -75,6 +75,13 @@ def test_a_variant_the_twin_cannot_take_is_refused_before_it_starts(tmp_path, te
     assert message in proc.stderr, proc.stderr
 
 
+def test_identify_refuses_options_it_would_ignore(tmp_path):
+    """--scenario identify with --faults or --expect: exit 2, saying to leave them out."""
+    proc = run_cli('hil', 'quadrotor', '--policy', POLICY, '--scenario', 'identify',
+                   '--faults', 'drop', cwd=tmp_path, expect=2)
+    assert 'leave out --faults and --expect' in proc.stderr, proc.stderr
+
+
 def test_a_payload_that_leaves_the_quadruped_no_trunk_is_refused_before_it_starts(tmp_path):
     """payload_kg -100: the twin's model refuses it (exit 2, the mass named)."""
     proc = run_cli('hil', 'quadruped', '--policy', ROOT / 'policies' / 'quadruped_flat.onnx',

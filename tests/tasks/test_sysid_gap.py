@@ -58,3 +58,41 @@ def test_what_gap_cannot_do_is_refused(flight):
                   ['inactive'] * len(flight.states), flight.contract)
     with pytest.raises(ValueError, match='never active'):
         gap(idle, 'quadrotor-hover')
+
+
+@pytest.mark.parametrize('params, message', [
+    ({'thrust_scale': 0.0}, 'thrust_scale=0: the quadrotor-hover plant takes 0.1 to 10'),
+    ({'mass_scale': -1.0}, 'mass_scale=-1'),
+    ({'action_delay_ticks': 2.5}, 'action_delay_ticks=2.5: must be a whole number'),
+])
+def test_values_the_plant_cannot_take_are_refused(flight, params, message):
+    """A zero thrust, a negative mass, half a tick: refused naming the bound."""
+    with pytest.raises(ValueError, match=message):
+        gap(flight, 'quadrotor-hover', params)
+
+
+def test_a_rotor_speed_policy_and_a_log_without_odometry_are_refused(flight):
+    """The plant replays thrust and body-rate commands from odometry: it says so."""
+    import dataclasses
+    contract = dataclasses.replace(
+        flight.contract, action=dataclasses.replace(flight.contract.action, kind='rotor_speeds'))
+    speeds = Flight(flight.streams, flight.tick_t_s, flight.commands, flight.states, contract)
+    with pytest.raises(ValueError, match='replays thrust_body_rates commands'):
+        gap(speeds, 'quadrotor-hover')
+    blind = Flight({'imu': flight.streams['imu']}, flight.tick_t_s, flight.commands,
+                   flight.states, flight.contract)
+    with pytest.raises(ValueError, match='needs the odom stream; the log has imu'):
+        gap(blind, 'quadrotor-hover')
+
+
+def test_no_window_reaches_over_a_pause_and_any_window_length_lines_up(flight):
+    """Samples missing for 50 ms at 2 s (a stalled simulator): no window or warm-up spans
+    it; a 10.5 ms window (off the 2 ms physics grid) compares as many samples as it
+    predicts."""
+    times = flight.streams['odom'].t_s
+    paused = times.copy()
+    paused[times >= 2.0] += 0.05
+    starts = window_starts(flight, paused, 0.3, 40, 1.0)
+    for t in paused[starts]:
+        assert not (t < 2.05 <= t + 0.3 + 1e-9) and not (t - 1.0 < 2.05 <= t)
+    assert gap(flight, 'quadrotor-hover', TRUE, window_s=0.0105, count=10).gap < 0.05

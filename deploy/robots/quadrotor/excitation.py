@@ -1,5 +1,5 @@
-"""The quadrotor's identification flight (about 55 s): moves of STEP_M on each axis from the
-hover target and back, then a figure of eight in the horizontal plane.
+"""The quadrotor's identification flight (50 s): moves of STEP_M on each axis from the hover
+target and back, then EIGHTS figures of eight in the horizontal plane.
 
 Each move glides the setpoint to its new place in MOVE_S (a minimum-jerk profile), not a
 jump: a jump makes the policy dive at full authority, and a vehicle heavier or weaker than
@@ -7,7 +7,7 @@ nominal (what identification is for) may not arrest the sink; measured with mass
 thrust x0.9 and 2 ticks of delay, a 0.4 m step down from 1.9 m reached the ground. Moves
 excite the vertical dynamics (thrust over mass: the climb and the sink), the tilt that
 starts a lateral move (inertia, motor lag, delay: the rate loop's answer) and a settle; the
-figure holds accelerations up to about 1 m/s^2 (6 deg of tilt) on both axes at once. All
+figures ask accelerations up to 1.7 m/s^2 (10 deg of tilt) on both axes at once. All
 targets stay within 1 m of the hover target: the hover task starts up to 1 m away from its
 target (tasks/quadrotor/cfg.py), so the policy flies each move as it was trained to.
 """

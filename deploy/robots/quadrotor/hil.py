@@ -241,11 +241,10 @@ def result(run: dict, diag: dict) -> dict:
 
 
 def identify(mon: HilMonitor, sc: Scenario, excitation) -> dict:
-    """Launch, settle 1 s, fly the excitation's setpoints; what identify_run.verdict
-    judges."""
-    publisher = mon.publisher(PointStamped, '/' + sc.node['setpoint_topic'])
+    """Launch, settle, fly the excitation's setpoints; what identify_run.verdict judges."""
+    publisher = mon.publisher(PointStamped, '/' + sc.node['setpoint_topic'].lstrip('/'))
     t_release = launch(mon)
-    time.sleep(1.0)
+    time.sleep(sc.settle_s)
     t0, t1 = identify_run.play(excitation, lambda pos_w: publisher.publish(
         ros_msgs.make_point_stamped(pos_w, mon.now_s())))
     times, pos, quat = _truth(mon, t_release, t1)

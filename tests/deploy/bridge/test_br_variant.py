@@ -141,7 +141,7 @@ def test_held_commands_are_applied_after_the_delay_in_order():
     ('quadrotor', {'observation_dropout': 0.2}, 'does not model it: lost messages'),
     ('hand', {'cube_size': 1.2}, 'does not model it: a different cube'),
     ('quadrotor', {'mass_scale': 0}, 'mass_scale=0: must be a finite number > 0'),
-    ('quadrotor', {'mass_scale': float('nan')}, "'NaN' is not a number"),
+    ('quadrotor', {'mass_scale': float('nan')}, 'mass_scale=nan: must be a finite number'),
     ('quadrotor', {'action_delay_ticks': 1.5}, 'must be a whole number'),
     ('quadruped', {'action_delay_ticks': -1}, 'must be a finite number >= 0'),
     ('quadrotor', {'mass_scale': 'heavy'}, "'heavy' is not a number"),
@@ -167,8 +167,8 @@ def test_a_variant_file_that_is_not_a_mapping_is_refused():
         variant.parse('- 1\n- 2\n')
     with pytest.raises(variant.VariantError, match='not YAML'):
         variant.parse('a: [1,\n')
-    assert variant.parse('mass_scale: 1.5\naction_delay_ticks: 3\n') == {
-        'mass_scale': 1.5, 'action_delay_ticks': 3.0}
+    assert variant.parse('mass_scale: 1.5\naction_delay_ticks: 3\nthrust_scale: 9e-1\n') == {
+        'mass_scale': 1.5, 'action_delay_ticks': 3.0, 'thrust_scale': 0.9}
     knobs = bridge_of('quadrotor').variant()
     with pytest.raises(variant.VariantError, match='mass_scale=nan: must be a finite'):
         variant.check(variant.parse('mass_scale: .nan'), knobs, 'quadrotor')
